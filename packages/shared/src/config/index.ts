@@ -1,0 +1,23 @@
+export { buildConfig } from './build-config.js';
+export { assertToolReferences, checkToolReferences } from './check-tool-references.js';
+export { ConfigError, formatConfigProblems } from './config-error.js';
+export { deepFreeze } from './deep-freeze.js';
+export { type ExpandedTree, expandEnv } from './expand-env.js';
+export { loadConfig } from './load-config.js';
+export {
+  DEFAULT_MAX_ITERATIONS,
+  DEFAULT_TOOL_HOST,
+  MeshConfigSchema,
+  NAME_PATTERN,
+} from './mesh-config-schema.js';
+export { parseConfig } from './parse-config.js';
+export { redactConfig } from './redact-config.js';
+export type {
+  AgentConfig,
+  ConfigEnv,
+  ConfigFormat,
+  ConfigProblem,
+  MeshConfig,
+  ModelConfig,
+  ToolsEntry,
+} from './types.js';

@@ -1,0 +1,81 @@
+import { type Static, Type } from '@sinclair/typebox';
+
+/** What agent and tool names must match: they become model function names (`_subagent_` + 54 = 64). */
+export const NAME_PATTERN = '^[a-zA-Z0-9_-]{1,54}$';
+
+/** Where the tool-host is when the config does not say. */
+export const DEFAULT_TOOL_HOST = 'http://127.0.0.1:3002';
+
+/** The iteration limit of a ReAct agent that does not set `maxIterations`. */
+export const DEFAULT_MAX_ITERATIONS = 10;
+
+const Name = Type.String({ pattern: NAME_PATTERN });
+
+const StringList = Type.Array(Name, { default: [] });
+
+// `input` / `output`: a mapping (in mesh.config.ts possibly a TypeBox type) or a JSON string, parsed later.
+const SchemaValue = Type.Union([Type.String(), Type.Record(Type.String(), Type.Unknown())], {
+  description: 'a JSON Schema mapping or a JSON string',
+});
+
+const ModelEntry = Type.Object(
+  {
+    provider: Type.Literal('openai'),
+    baseUrl: Type.String(),
+    apiKey: Type.String(),
+    model: Type.String(),
+    maxConcurrency: Type.Optional(Type.Integer({ minimum: 1 })),
+    timeoutMs: Type.Optional(Type.Integer({ minimum: 1 })),
+  },
+  { additionalProperties: false },
+);
+
+const McpEntry = Type.Object(
+  {
+    mcp: Type.Object(
+      {
+        command: Type.String(),
+        args: Type.Optional(Type.Array(Type.String())),
+        env: Type.Optional(Type.Record(Type.String(), Type.String())),
+      },
+      { additionalProperties: false },
+    ),
+  },
+  { additionalProperties: false },
+);
+
+const ToolsEntry = Type.Union([Type.String(), McpEntry], {
+  description: 'a module path or {mcp: {command, args?, env?}}',
+});
+
+const AgentEntry = Type.Object(
+  {
+    description: Type.Optional(Type.String()),
+    instructions: Type.Optional(Type.String()),
+    model: Type.Optional(Type.String()),
+    module: Type.Optional(Type.String()),
+    tools: Type.Optional(StringList),
+    subagents: Type.Optional(StringList),
+    maxIterations: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000 })),
+    input: Type.Optional(SchemaValue),
+    output: Type.Optional(SchemaValue),
+  },
+  { additionalProperties: false },
+);
+
+/**
+ * The mesh config as written in `mesh.yaml` / `mesh.config.ts`. The `default`s document what
+ * `normalizeConfig` fills in; references between entries are checked apart from the schema.
+ */
+export const MeshConfigSchema = Type.Object(
+  {
+    models: Type.Optional(Type.Record(Type.String(), ModelEntry, { default: {} })),
+    toolHost: Type.Optional(Type.String({ default: DEFAULT_TOOL_HOST })),
+    tools: Type.Optional(Type.Array(ToolsEntry, { default: [] })),
+    agents: Type.Record(Name, AgentEntry, { additionalProperties: false }),
+  },
+  { additionalProperties: false },
+);
+
+/** The mesh config as written. */
+export type MeshConfigSchema = Static<typeof MeshConfigSchema>;

@@ -1,0 +1,51 @@
+/** One model endpoint of the config (`models:`). */
+export interface ModelConfig {
+  provider: 'openai';
+  baseUrl: string;
+  apiKey: string;
+  model: string;
+  /** In-flight calls to this model across all runners. */
+  maxConcurrency?: number;
+  /** Per-request timeout in milliseconds (default 120000). */
+  timeoutMs?: number;
+}
+
+/** A tools entry: a module path (resolved against the config file) or a mounted MCP server. */
+export type ToolsEntry = string | { mcp: { command: string; args: string[]; env?: Record<string, string> } };
+
+/** One agent entry (`agents.<name>`), ReAct (instructions + model) or code (`module:`). */
+export interface AgentConfig {
+  description?: string;
+  instructions?: string;
+  model?: string;
+  module?: string;
+  tools: string[];
+  subagents: string[];
+  maxIterations?: number;
+  /** A JSON Schema mapping, a JSON string (parsed), or in mesh.config.ts a TypeBox type. */
+  input?: unknown;
+  output?: unknown;
+}
+
+/** The loaded, validated and frozen mesh config. */
+export interface MeshConfig {
+  /** Absolute path of the file it came from. */
+  file: string;
+  models: Record<string, ModelConfig>;
+  toolHost: string;
+  tools: ToolsEntry[];
+  agents: Record<string, AgentConfig>;
+}
+
+/** One thing wrong with a config: the file, the path inside it (`agents.planner.tools[0]`, `(root)`), why. */
+export interface ConfigProblem {
+  file: string;
+  path: string;
+  message: string;
+}
+
+/** The environment `${VAR}` references are expanded from (passed in: the shared package never reads `process.env`). */
+export type ConfigEnv = Readonly<Record<string, string | undefined>>;
+
+/** How a config text is written. */
+export type ConfigFormat = 'yaml' | 'json';
