@@ -1,0 +1,56 @@
+import { createHash, randomBytes } from 'node:crypto';
+
+const ROOT_ID = /^inv_[0-9a-f]{32}$/;
+const ANY_ID = /^inv_[0-9a-f]{32}(-[0-9a-f]{16})?$/;
+
+/** A new root invocation id: `inv_` + 128 random bits in hex. */
+export function newRootId(): string {
+  return `inv_${randomBytes(16).toString('hex')}`;
+}
+
+/**
+ * The id of the child invocation a parent's call starts: deterministic (a re-run after a crash
+ * submits the same child, which BullMQ treats as a no-op) and carrying the root's id, so every
+ * key of the tree can be built from any id of it.
+ */
+export function childId(parentId: string, callId: string): string {
+  const digest = createHash('sha256').update(`${parentId}/${callId}`).digest('hex').slice(0, 16);
+  return `${rootOf(parentId)}-${digest}`;
+}
+
+/** The root invocation id of any invocation id. */
+export function rootOf(id: string): string {
+  return id.slice(0, 36);
+}
+
+/** True for a well-formed invocation id (root or child). */
+export function isInvocationId(id: string): boolean {
+  return ANY_ID.test(id);
+}
+
+/** True for a root invocation id. */
+export function isRootId(id: string): boolean {
+  return ROOT_ID.test(id);
+}
+
+/** The call id of turn `turn`'s model call. */
+export function modelCallId(turn: number): string {
+  return `t${turn}-model`;
+}
+
+/** The call id of the `index`-th tool or sub-agent call in turn `turn`'s model reply. */
+export function toolCallId(turn: number, index: number): string {
+  return `t${turn}-call${index}`;
+}
+
+/** Orders call ids as they happened: by turn, the model call first, then by index. */
+export function compareCallIds(a: string, b: string): number {
+  const rank = (id: string): [number, number] => {
+    const m = /^t(\d+)-(?:model|call(\d+)|(.+))$/.exec(id);
+    if (!m) return [Number.MAX_SAFE_INTEGER, 0];
+    return [Number(m[1]), m[2] === undefined ? (m[3] === undefined ? -1 : 1e9) : Number(m[2])];
+  };
+  const [ta, ia] = rank(a);
+  const [tb, ib] = rank(b);
+  return ta - tb || ia - ib || (a < b ? -1 : a > b ? 1 : 0);
+}

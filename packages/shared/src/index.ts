@@ -1,0 +1,40 @@
+// The pure core of agentmesh: every service imports this package root, nothing deeper.
+export * from './config/index.js';
+export * from './define.js';
+export {
+  ERROR_CODES,
+  type ErrorCode,
+  type ErrorSpec,
+  type Fault,
+  messageOf,
+  statusOf,
+} from './errors/error-codes.js';
+export { type ErrorBody, type ErrorDetail, isMeshError, MeshError } from './errors/mesh-error.js';
+export * from './ids.js';
+export * from './json/index.js';
+export { type KeyLayout, keyLayout, queueName } from './keys.js';
+export { type LoadedCodeAgent, loadCodeAgents } from './load-code-agents.js';
+export * from './plan/index.js';
+export { buildConversation, toolMessage } from './react/build-conversation.js';
+export type { ChatMessage } from './react/chat-message.js';
+export {
+  decideNextStep,
+  judgeFinal,
+  MAX_OUTPUT_RETRIES,
+  type NextStep,
+  type PlannedCall,
+  type StepLimits,
+} from './react/decide-next-step.js';
+export { subagentFailureText, toolFailureText, unknownToolText } from './react/failure-text.js';
+export { initialMessages } from './react/initial-messages.js';
+export { type ServiceEnv, serviceEnv } from './service-env.js';
+export { type Catalogue, readCatalogue, waitForCatalogue } from './store/catalogue.js';
+export * from './store/invocation-state.js';
+export * from './store/lua-scripts.js';
+export { type MeshScripts, meshScripts } from './store/mesh-scripts.js';
+export { readInvocation } from './store/read-invocation.js';
+export * from './wire/call-record.js';
+export * from './wire/invocation-view.js';
+export * from './wire/job-data.js';
+export * from './wire/mesh-event.js';
+export * from './wire/tool-call.js';

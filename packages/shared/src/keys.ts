@@ -1,0 +1,68 @@
+/**
+ * Every Redis key and queue name of agentmesh, built here and nowhere else (DESIGN §8).
+ * Invocation keys carry the ROOT invocation's hash tag, so a whole tree lives in one cluster
+ * slot and a Lua step may touch a parent and its child at once. BullMQ queues share one
+ * hash-tagged prefix, so flows across agent queues stay in one slot too.
+ */
+export interface KeyLayout {
+  /** The prefix everything starts with (`MESH_PREFIX`, default `mesh`). */
+  readonly prefix: string;
+  /** BullMQ's `prefix` option: one hash tag for every queue. */
+  readonly bullPrefix: string;
+  /** Hash: an invocation's state (status, input, output, epoch, usage…). */
+  invocation(rootId: string, id: string): string;
+  /** Hash: an invocation's call records, field = call id, value = CallRecord JSON. */
+  calls(rootId: string, id: string): string;
+  /** Hash: an invocation's memory (`ctx.memory`), field = key. */
+  memory(rootId: string, id: string): string;
+  /** Stream: the event log of a whole invocation tree. */
+  events(rootId: string): string;
+  /** Sorted set: ids of recent root invocations, score = createdAt, for listing. */
+  recent(): string;
+  /** String: the invocation an Idempotency-Key (hashed with agent and API key) started. */
+  idempotency(scope: string): string;
+  /** Hash: the tool-host's catalogue (`version`, `tools` JSON). */
+  catalogue(): string;
+  /** Channel: the catalogue changed. */
+  catalogueChannel(): string;
+  /** Sorted set per agent: live runners, score = heartbeat expiry (ms). */
+  agentRunners(agent: string): string;
+  /** Channel: an invocation reached a terminal state (message = invocation id). */
+  doneChannel(): string;
+  /** Channel: cancel an invocation subtree (message = invocation id). */
+  cancelChannel(): string;
+  /** String: a tool call's outcome for an Idempotency-Key (tool-host). */
+  toolOutcome(idempotencyKey: string): string;
+  /** String with TTL: the lease of a tool call running under an Idempotency-Key. */
+  toolLease(idempotencyKey: string): string;
+  /** Sorted set: in-flight calls per model entry, for `maxConcurrency`. */
+  modelSlots(model: string): string;
+}
+
+/** A BullMQ queue name for an agent (BullMQ rejects `:` in names). */
+export function queueName(agent: string): string {
+  return `agent-${agent}`;
+}
+
+/** Builds the key layout under `prefix`. */
+export function keyLayout(prefix = 'mesh'): KeyLayout {
+  const tree = (rootId: string) => `${prefix}:{${rootId}}`;
+  return {
+    prefix,
+    bullPrefix: `{${prefix}-q}`,
+    invocation: (rootId, id) => `${tree(rootId)}:inv:${id}`,
+    calls: (rootId, id) => `${tree(rootId)}:calls:${id}`,
+    memory: (rootId, id) => `${tree(rootId)}:mem:${id}`,
+    events: (rootId) => `${tree(rootId)}:events`,
+    recent: () => `${prefix}:recent`,
+    idempotency: (scope) => `${prefix}:idem:${scope}`,
+    catalogue: () => `${prefix}:catalogue`,
+    catalogueChannel: () => `${prefix}:catalogue-changed`,
+    agentRunners: (agent) => `${prefix}:runners:${agent}`,
+    doneChannel: () => `${prefix}:done`,
+    cancelChannel: () => `${prefix}:cancel`,
+    toolOutcome: (key) => `${prefix}:tool-outcome:${key}`,
+    toolLease: (key) => `${prefix}:tool-lease:${key}`,
+    modelSlots: (model) => `${prefix}:model-slots:${model}`,
+  };
+}

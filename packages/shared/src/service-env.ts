@@ -1,0 +1,73 @@
+import { MeshError } from './errors/mesh-error.js';
+
+/** The settings every service reads from its environment (DESIGN §10), parsed and checked. */
+export interface ServiceEnv {
+  configFile: string;
+  redisUrl: string;
+  prefix: string;
+  gatewayPort: number;
+  toolHostPort: number;
+  /** Overrides the config's `toolHost` when set. */
+  toolHostUrl: string | undefined;
+  /** Agents this runner hosts; undefined = all. */
+  runnerAgents: string[] | undefined;
+  runnerConcurrency: number;
+  runnerMetricsPort: number;
+  apiKeys: string | undefined;
+  internalToken: string | undefined;
+  retentionSeconds: number;
+  defaultTimeoutSeconds: number;
+  maxDepth: number;
+  maxDelegationsPerTurn: number;
+  maxResultBytes: number;
+  /** BullMQ lock duration: a SIGKILLed runner's jobs move on after about this long. */
+  lockDurationMs: number;
+  logLevel: string;
+}
+
+/** Parses the environment; every bad value is reported at once with its variable name. */
+export function serviceEnv(env: Record<string, string | undefined>): ServiceEnv {
+  const problems: { path: string; message: string }[] = [];
+  const int = (name: string, fallback: number, min: number): number => {
+    const raw = env[name];
+    if (raw === undefined || raw === '') return fallback;
+    const n = Number(raw);
+    if (!Number.isInteger(n) || n < min) {
+      problems.push({ path: name, message: `must be an integer ≥ ${min}, got "${raw}"` });
+      return fallback;
+    }
+    return n;
+  };
+  const str = (name: string): string | undefined => (env[name] === '' ? undefined : env[name]);
+  const settings: ServiceEnv = {
+    configFile: str('MESH_CONFIG') ?? './mesh.yaml',
+    redisUrl: str('REDIS_URL') ?? 'redis://127.0.0.1:6379',
+    prefix: str('MESH_PREFIX') ?? 'mesh',
+    gatewayPort: int('GATEWAY_PORT', 3000, 0),
+    toolHostPort: int('TOOL_HOST_PORT', 3002, 0),
+    toolHostUrl: str('TOOL_HOST_URL'),
+    runnerAgents: str('RUNNER_AGENTS')
+      ?.split(',')
+      .map((s) => s.trim())
+      .filter(Boolean),
+    runnerConcurrency: int('RUNNER_CONCURRENCY', 16, 1),
+    runnerMetricsPort: int('RUNNER_METRICS_PORT', 0, 0),
+    apiKeys: str('MESH_API_KEYS'),
+    internalToken: str('MESH_INTERNAL_TOKEN'),
+    retentionSeconds: int('MESH_RETENTION_SECONDS', 7 * 24 * 3600, 1),
+    defaultTimeoutSeconds: int('MESH_DEFAULT_TIMEOUT_SECONDS', 600, 1),
+    maxDepth: int('MESH_MAX_DEPTH', 8, 0),
+    maxDelegationsPerTurn: int('MESH_MAX_DELEGATIONS_PER_TURN', 16, 0),
+    maxResultBytes: int('MESH_MAX_RESULT_BYTES', 64 * 1024, 256),
+    lockDurationMs: int('RUNNER_LOCK_MS', 4000, 500),
+    logLevel: str('LOG_LEVEL') ?? 'info',
+  };
+  if (!/^[A-Za-z0-9_-]+$/.test(settings.prefix)) {
+    problems.push({ path: 'MESH_PREFIX', message: 'may hold only letters, digits, _ and -' });
+  }
+  if (problems.length > 0) {
+    const lines = problems.map((p) => `${p.path}: ${p.message}`).join('\n');
+    throw new MeshError('invalid_config', `Invalid environment:\n${lines}`, problems);
+  }
+  return settings;
+}

@@ -1,0 +1,137 @@
+/**
+ * The Lua steps that change invocation state. Each runs atomically on one tree's slot; every
+ * runner write is fenced by the activation epoch (DESIGN §7), so a process that lost its lock
+ * cannot write after another took over. Services register them with ioredis `defineCommand`.
+ */
+export interface LuaScript {
+  numberOfKeys: number;
+  lua: string;
+}
+
+/**
+ * Creates an invocation unless it exists. KEYS: inv, events. ARGV: eventJSON, ...hash fields.
+ * Returns 1 when created, 0 when it already existed.
+ */
+export const CREATE_INVOCATION: LuaScript = {
+  numberOfKeys: 2,
+  lua: `
+if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
+redis.call('HSET', KEYS[1], unpack(ARGV, 2))
+if ARGV[1] ~= '' then redis.call('XADD', KEYS[2], 'MAXLEN', '~', '100000', '*', 'e', ARGV[1]) end
+return 1`,
+};
+
+/**
+ * Starts an activation. KEYS: inv, calls. ARGV: now, runner.
+ * Returns nil (absent), or {epoch, recovered(0/1), stateFlat, callsFlat}. A terminal invocation
+ * returns epoch 0 and is not changed. An invocation found `running` was abandoned by a runner
+ * that crashed: its recovery count goes up.
+ */
+export const ACTIVATE: LuaScript = {
+  numberOfKeys: 2,
+  lua: `
+local status = redis.call('HGET', KEYS[1], 'status')
+if not status then return nil end
+if status == 'succeeded' or status == 'failed' or status == 'cancelled' then
+  return {0, 0, redis.call('HGETALL', KEYS[1]), redis.call('HGETALL', KEYS[2])}
+end
+local recovered = 0
+if status == 'running' then
+  recovered = 1
+  redis.call('HINCRBY', KEYS[1], 'recoveries', 1)
+end
+local epoch = redis.call('HINCRBY', KEYS[1], 'epoch', 1)
+redis.call('HSET', KEYS[1], 'status', 'running', 'runner', ARGV[2])
+if not redis.call('HGET', KEYS[1], 'startedAt') then redis.call('HSET', KEYS[1], 'startedAt', ARGV[1]) end
+return {epoch, recovered, redis.call('HGETALL', KEYS[1]), redis.call('HGETALL', KEYS[2])}`,
+};
+
+/**
+ * Writes a call record (and usage) under the activation's epoch. KEYS: inv, calls, events.
+ * ARGV: epoch, callId, recordJSON, eventJSON, modelCalls+, promptTokens+, completionTokens+.
+ * Returns 1, or 0 when fenced out (another activation took over).
+ */
+export const RECORD_CALL: LuaScript = {
+  numberOfKeys: 3,
+  lua: `
+if redis.call('HGET', KEYS[1], 'epoch') ~= ARGV[1] then return 0 end
+redis.call('HSET', KEYS[2], ARGV[2], ARGV[3])
+if ARGV[4] ~= '' then redis.call('XADD', KEYS[3], 'MAXLEN', '~', '100000', '*', 'e', ARGV[4]) end
+if ARGV[5] ~= '0' then redis.call('HINCRBY', KEYS[1], 'modelCalls', ARGV[5]) end
+if ARGV[6] ~= '0' then redis.call('HINCRBY', KEYS[1], 'promptTokens', ARGV[6]) end
+if ARGV[7] ~= '0' then redis.call('HINCRBY', KEYS[1], 'completionTokens', ARGV[7]) end
+return 1`,
+};
+
+/**
+ * Submits a delegation: records the parent's sub-agent call `started` with its child id and
+ * creates the child invocation, in one step. KEYS: parent inv, parent calls, child inv, events.
+ * ARGV: epoch, callId, recordJSON, eventJSON, ...child hash fields.
+ * Returns 1 (submitted), 2 (child existed already: a re-run), or 0 (fenced out).
+ */
+export const SUBMIT_CHILD: LuaScript = {
+  numberOfKeys: 4,
+  lua: `
+if redis.call('HGET', KEYS[1], 'epoch') ~= ARGV[1] then return 0 end
+local existing = redis.call('HGET', KEYS[2], ARGV[2])
+if not existing then redis.call('HSET', KEYS[2], ARGV[2], ARGV[3]) end
+if redis.call('EXISTS', KEYS[3]) == 1 then return 2 end
+redis.call('HSET', KEYS[3], unpack(ARGV, 5))
+if redis.call('HGET', KEYS[1], 'cancelRequested') == '1' then redis.call('HSET', KEYS[3], 'cancelRequested', '1') end
+if ARGV[4] ~= '' then redis.call('XADD', KEYS[4], 'MAXLEN', '~', '100000', '*', 'e', ARGV[4]) end
+return 1`,
+};
+
+/**
+ * Sets `waiting` before an activation parks (or `running` again when it did not need to), under
+ * its epoch, so the next activation can tell a park from a crash. KEYS: inv. ARGV: epoch, status.
+ * Returns 1, or 0 when fenced out.
+ */
+export const PARK: LuaScript = {
+  numberOfKeys: 1,
+  lua: `
+if redis.call('HGET', KEYS[1], 'epoch') ~= ARGV[1] then return 0 end
+redis.call('HSET', KEYS[1], 'status', ARGV[2])
+return 1`,
+};
+
+/**
+ * Writes the terminal state once (compare-and-set), completes the parent's call record when the
+ * invocation is a delegation, sets the retention TTL, appends the event and wakes waiters.
+ * KEYS: inv, calls, memory, events, parent calls (or ''). ARGV: epoch ('' = unfenced), status,
+ * outputJSON (''), errorJSON (''), finishedAt, parentCallId (''), parentStatus, parentContent,
+ * parentErrorJSON, finishedAtIso, eventJSON, retentionSeconds, doneChannel, parentEventJSON.
+ * Returns 1 when written, 0 when already terminal or fenced out.
+ */
+export const FINISH: LuaScript = {
+  numberOfKeys: 5,
+  lua: `
+local status = redis.call('HGET', KEYS[1], 'status')
+if not status or status == 'succeeded' or status == 'failed' or status == 'cancelled' then return 0 end
+if ARGV[1] ~= '' and redis.call('HGET', KEYS[1], 'epoch') ~= ARGV[1] then return 0 end
+redis.call('HSET', KEYS[1], 'status', ARGV[2], 'finishedAt', ARGV[5])
+if ARGV[3] ~= '' then redis.call('HSET', KEYS[1], 'output', ARGV[3]) end
+if ARGV[4] ~= '' then redis.call('HSET', KEYS[1], 'error', ARGV[4]) end
+if ARGV[6] ~= '' then
+  local old = redis.call('HGET', KEYS[5], ARGV[6])
+  if old then
+    local r = cjson.decode(old)
+    if r.status == 'started' then
+      r.status = ARGV[7]
+      r.finishedAt = ARGV[10]
+      if ARGV[8] ~= '' then r.content = ARGV[8] end
+      if ARGV[9] ~= '' then r.error = cjson.decode(ARGV[9]) end
+      redis.call('HSET', KEYS[5], ARGV[6], cjson.encode(r))
+      if ARGV[14] ~= '' then redis.call('XADD', KEYS[4], 'MAXLEN', '~', '100000', '*', 'e', ARGV[14]) end
+    end
+  end
+end
+if ARGV[11] ~= '' then redis.call('XADD', KEYS[4], 'MAXLEN', '~', '100000', '*', 'e', ARGV[11]) end
+local ttl = tonumber(ARGV[12])
+redis.call('EXPIRE', KEYS[1], ttl)
+redis.call('EXPIRE', KEYS[2], ttl)
+redis.call('EXPIRE', KEYS[3], ttl)
+if redis.call('HGET', KEYS[1], 'parentId') == false then redis.call('EXPIRE', KEYS[4], ttl) end
+redis.call('PUBLISH', ARGV[13], redis.call('HGET', KEYS[1], 'id'))
+return 1`,
+};

@@ -1,0 +1,47 @@
+import {
+  ACTIVATE,
+  CREATE_INVOCATION,
+  FINISH,
+  type LuaScript,
+  PARK,
+  RECORD_CALL,
+  SUBMIT_CHILD,
+} from './lua-scripts.js';
+
+/** The part of an ioredis client (or pipeline) the scripts need. */
+export interface ScriptHost {
+  defineCommand(name: string, definition: { numberOfKeys: number; lua: string }): void;
+}
+
+type Caller = (...args: (string | number)[]) => Promise<unknown>;
+
+/** Typed callers of the mesh's Lua steps on one connection. */
+export interface MeshScripts {
+  createInvocation: Caller;
+  activate: Caller;
+  recordCall: Caller;
+  submitChild: Caller;
+  park: Caller;
+  finish: Caller;
+}
+
+const SCRIPTS: Record<keyof MeshScripts, LuaScript> = {
+  createInvocation: CREATE_INVOCATION,
+  activate: ACTIVATE,
+  recordCall: RECORD_CALL,
+  submitChild: SUBMIT_CHILD,
+  park: PARK,
+  finish: FINISH,
+};
+
+/** Registers every Lua step on a connection (EVALSHA with EVAL fallback) and returns callers. */
+export function meshScripts(redis: ScriptHost): MeshScripts {
+  const callers: Partial<MeshScripts> = {};
+  for (const [name, script] of Object.entries(SCRIPTS) as [keyof MeshScripts, LuaScript][]) {
+    const command = `mesh_${name}`;
+    redis.defineCommand(command, script);
+    const host = redis as unknown as Record<string, Caller>;
+    callers[name] = (...args) => host[command]!.call(redis, ...args);
+  }
+  return callers as MeshScripts;
+}

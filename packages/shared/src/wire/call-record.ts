@@ -1,0 +1,45 @@
+import { type Static, Type } from '@sinclair/typebox';
+import { CodedError } from './invocation-view.js';
+
+/** One tool call the model asked for, as the provider sent it (arguments still raw text). */
+export const ModelToolCall = Type.Object({
+  /** The provider's own id: metadata only, never used as a key (providers don't guarantee it). */
+  id: Type.String(),
+  name: Type.String(),
+  arguments: Type.String(),
+});
+export type ModelToolCall = Static<typeof ModelToolCall>;
+
+/** A model's reply as recorded: text and/or tool calls, and token usage. */
+export const ModelReply = Type.Object({
+  content: Type.Union([Type.String(), Type.Null()]),
+  toolCalls: Type.Array(ModelToolCall),
+  usage: Type.Object({ promptTokens: Type.Integer(), completionTokens: Type.Integer() }),
+});
+export type ModelReply = Static<typeof ModelReply>;
+
+/** The durable record of one call, keyed by call id: `started → succeeded | failed`. */
+export const CallRecord = Type.Object({
+  v: Type.Literal(1),
+  callId: Type.String(),
+  kind: Type.Union([Type.Literal('model'), Type.Literal('tool'), Type.Literal('subagent')]),
+  name: Type.String(),
+  status: Type.Union([
+    Type.Literal('started'),
+    Type.Literal('succeeded'),
+    Type.Literal('failed'),
+    Type.Literal('cancelled'),
+  ]),
+  startedAt: Type.String(),
+  finishedAt: Type.Optional(Type.String()),
+  runner: Type.Optional(Type.String()),
+  /** Sub-agent calls: the child invocation, from the moment it is submitted. */
+  childId: Type.Optional(Type.String()),
+  /** Model calls: the reply. */
+  reply: Type.Optional(ModelReply),
+  /** Tool and sub-agent calls: the provider's tool-call id (metadata) and the tool message content. */
+  providerId: Type.Optional(Type.String()),
+  content: Type.Optional(Type.String()),
+  error: Type.Optional(CodedError),
+});
+export type CallRecord = Static<typeof CallRecord>;

@@ -1,0 +1,74 @@
+import { type Static, Type } from '@sinclair/typebox';
+
+/** The lifecycle of an invocation. */
+export const InvocationStatus = Type.Union([
+  Type.Literal('queued'),
+  Type.Literal('running'),
+  Type.Literal('waiting'),
+  Type.Literal('succeeded'),
+  Type.Literal('failed'),
+  Type.Literal('cancelled'),
+]);
+export type InvocationStatus = Static<typeof InvocationStatus>;
+
+/** The statuses after which nothing changes. */
+export const TERMINAL_STATUSES: readonly InvocationStatus[] = ['succeeded', 'failed', 'cancelled'];
+
+/** True when the status is terminal. */
+export function isTerminal(status: string): boolean {
+  return (TERMINAL_STATUSES as readonly string[]).includes(status);
+}
+
+/** A coded error as persisted and shown: `{code, message}`. */
+export const CodedError = Type.Object({ code: Type.String(), message: Type.String() });
+export type CodedError = Static<typeof CodedError>;
+
+/** One durable call as a user sees it in an InvocationView. */
+export const CallView = Type.Object({
+  callId: Type.String(),
+  kind: Type.Union([Type.Literal('model'), Type.Literal('tool'), Type.Literal('subagent')]),
+  name: Type.String(),
+  status: Type.Union([
+    Type.Literal('started'),
+    Type.Literal('succeeded'),
+    Type.Literal('failed'),
+    Type.Literal('cancelled'),
+  ]),
+  startedAt: Type.Optional(Type.String({ format: 'date-time' })),
+  finishedAt: Type.Optional(Type.String({ format: 'date-time' })),
+  childId: Type.Optional(Type.String()),
+  runner: Type.Optional(Type.String()),
+});
+export type CallView = Static<typeof CallView>;
+
+/** What `GET /invocations/{id}` answers (DESIGN §3). */
+export const InvocationView = Type.Object({
+  id: Type.String(),
+  agent: Type.String(),
+  status: InvocationStatus,
+  input: Type.Unknown(),
+  output: Type.Optional(Type.Unknown()),
+  error: Type.Optional(CodedError),
+  parentId: Type.Optional(Type.String()),
+  rootId: Type.String(),
+  createdAt: Type.String({ format: 'date-time' }),
+  startedAt: Type.Optional(Type.String({ format: 'date-time' })),
+  finishedAt: Type.Optional(Type.String({ format: 'date-time' })),
+  deadline: Type.String({ format: 'date-time' }),
+  usage: Type.Object({
+    modelCalls: Type.Integer(),
+    promptTokens: Type.Integer(),
+    completionTokens: Type.Integer(),
+  }),
+  calls: Type.Array(CallView),
+});
+export type InvocationView = Static<typeof InvocationView>;
+
+/** The JSON error body of every HTTP error answer. */
+export const ErrorBodySchema = Type.Object({
+  error: Type.Object({
+    code: Type.String(),
+    message: Type.String(),
+    details: Type.Optional(Type.Array(Type.Object({ path: Type.String(), message: Type.String() }))),
+  }),
+});

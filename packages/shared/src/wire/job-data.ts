@@ -1,0 +1,12 @@
+import { type Static, Type } from '@sinclair/typebox';
+
+/** The data of every BullMQ job: which invocation to activate. State itself lives in Redis. */
+export const JobData = Type.Object({
+  v: Type.Literal(1),
+  invocationId: Type.String(),
+  rootId: Type.String(),
+  agent: Type.String(),
+  /** W3C traceparent of the request that started the tree. */
+  traceparent: Type.Optional(Type.String()),
+});
+export type JobData = Static<typeof JobData>;
