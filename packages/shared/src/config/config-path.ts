@@ -1,4 +1,4 @@
-import { isRecord } from './is-typebox-type.js';
+import { isRecord } from './is-record.js';
 
 /** One step into a config tree: a mapping key or an array index. */
 export type PathSegment = string | number;

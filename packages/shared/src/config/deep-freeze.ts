@@ -1,4 +1,4 @@
-import { isTypeBoxType } from './is-typebox-type.js';
+import { isTypeBoxType } from '../plan/declared-schema.js';
 
 /**
  * Freezes a config tree in place, all the way down. TypeBox types (from a mesh.config.ts) are left

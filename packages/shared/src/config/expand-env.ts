@@ -1,5 +1,5 @@
+import { isTypeBoxType } from '../plan/declared-schema.js';
 import { formatPath, type PathSegment, toPointer } from './config-path.js';
-import { isTypeBoxType } from './is-typebox-type.js';
 import type { ConfigEnv, ConfigProblem } from './types.js';
 
 /** A config tree after `${VAR}` expansion, with every problem found on the way. */

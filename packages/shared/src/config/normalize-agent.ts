@@ -1,7 +1,7 @@
 import { SUBAGENT_PREFIX } from '../plan/types.js';
 import { namesOf } from './check-references.js';
 import { formatPath } from './config-path.js';
-import { isRecord } from './is-typebox-type.js';
+import { isRecord } from './is-record.js';
 import { DEFAULT_MAX_ITERATIONS } from './mesh-config-schema.js';
 import { resolveModulePath } from './resolve-module-path.js';
 import type { AgentConfig, ConfigProblem } from './types.js';

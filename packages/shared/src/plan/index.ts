@@ -1,7 +1,7 @@
 export { buildPlan, type PlanDeps } from './build-plan.js';
 export { canonicalJson } from './canonical-json.js';
 export { checkToolName } from './check-tool-name.js';
-export { declaredSchema } from './declared-schema.js';
+export { declaredSchema, isTypeBoxType } from './declared-schema.js';
 export { DEFAULT_INPUT_SCHEMA, defaultInputSchema } from './default-input-schema.js';
 export { definitionHash } from './definition-hash.js';
 export {
