@@ -1,0 +1,43 @@
+import { loadCodeAgents, loadConfig, serviceEnv } from '@agentmesh/shared';
+import { pino } from 'pino';
+import { buildRunner } from './runner.js';
+
+const env = serviceEnv(process.env);
+const log = pino({ level: env.logLevel, base: { service: 'agent-runner' } });
+try {
+  const config = await loadConfig(env.configFile, process.env);
+  const runner = await buildRunner({
+    config,
+    codeAgents: await loadCodeAgents(config),
+    redisUrl: env.redisUrl,
+    prefix: env.prefix,
+    toolHostUrl: env.toolHostUrl ?? config.toolHost,
+    agents: env.runnerAgents,
+    concurrency: env.runnerConcurrency,
+    internalToken: env.internalToken,
+    retentionSeconds: env.retentionSeconds,
+    limits: {
+      maxDepth: env.maxDepth,
+      maxDelegationsPerTurn: env.maxDelegationsPerTurn,
+      maxResultBytes: env.maxResultBytes,
+      maxRecoveries: 5,
+    },
+    lockDurationMs: env.lockDurationMs,
+    metricsPort: env.runnerMetricsPort,
+    log,
+  });
+  let stopping = false;
+  const stop = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    log.info({ signal }, 'draining: no new jobs; finishing the ones in hand');
+    await runner.close();
+    process.exit(0);
+  };
+  process.on('SIGTERM', () => void stop('SIGTERM'));
+  process.on('SIGINT', () => void stop('SIGINT'));
+} catch (e) {
+  log.fatal({ err: (e as Error).message }, 'agent-runner failed to start');
+  process.stderr.write(`${(e as Error).message}\n`);
+  process.exit(1);
+}

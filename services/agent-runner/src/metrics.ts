@@ -1,0 +1,70 @@
+import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+
+/** The Prometheus metrics of one runner process (DESIGN §9). */
+export function runnerMetrics() {
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry });
+  const buckets = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120];
+  return {
+    registry,
+    invocations: new Counter({
+      name: 'mesh_invocations_total',
+      help: 'Invocations finished by this runner, by agent and terminal status.',
+      labelNames: ['agent', 'status'],
+      registers: [registry],
+    }),
+    modelCalls: new Counter({
+      name: 'mesh_model_calls_total',
+      help: 'Model calls, by agent and outcome.',
+      labelNames: ['agent', 'outcome'],
+      registers: [registry],
+    }),
+    modelSeconds: new Histogram({
+      name: 'mesh_model_call_seconds',
+      help: 'Model call latency, retries included.',
+      labelNames: ['agent'],
+      buckets,
+      registers: [registry],
+    }),
+    toolCalls: new Counter({
+      name: 'mesh_tool_calls_total',
+      help: 'Tool calls, by agent, tool and outcome.',
+      labelNames: ['agent', 'tool', 'outcome'],
+      registers: [registry],
+    }),
+    toolSeconds: new Histogram({
+      name: 'mesh_tool_call_seconds',
+      help: 'Tool call latency.',
+      labelNames: ['agent', 'tool'],
+      buckets,
+      registers: [registry],
+    }),
+    delegations: new Counter({
+      name: 'mesh_delegations_total',
+      help: 'Delegations by parent agent and registered sub-agent name: started, succeeded, failed.',
+      labelNames: ['agent', 'subagent', 'outcome'],
+      registers: [registry],
+    }),
+    delegationSeconds: new Histogram({
+      name: 'mesh_delegation_seconds',
+      help: 'Time from submitting a delegation to the child finishing, by registered sub-agent name.',
+      labelNames: ['agent', 'subagent'],
+      buckets,
+      registers: [registry],
+    }),
+    slotsInUse: new Gauge({
+      name: 'mesh_runner_slots_in_use',
+      help: 'Jobs this runner is working on now.',
+      registers: [registry],
+    }),
+    recoveries: new Counter({
+      name: 'mesh_recoveries_total',
+      help: 'Activations that took over an invocation abandoned by a crashed runner.',
+      labelNames: ['agent'],
+      registers: [registry],
+    }),
+  };
+}
+
+/** The metrics object a runner records into. */
+export type RunnerMetrics = ReturnType<typeof runnerMetrics>;

@@ -1,0 +1,90 @@
+import { MeshError, type ModelConfig, type ModelReply } from '@agentmesh/shared';
+import { type Dispatcher, request } from 'undici';
+import type { ChatModel, ChatRequest } from './chat-model.js';
+import { classifyHttpError, isRetryableStatus, retryAfterMs } from './classify-http-error.js';
+import { parseChatCompletion } from './parse-chat-completion.js';
+
+/** Retry policy of model calls: exponential backoff with jitter, within the invocation deadline. */
+export interface RetryPolicy {
+  maxAttempts: number;
+  baseDelayMs: number;
+  maxDelayMs: number;
+}
+
+const DEFAULT_RETRY: RetryPolicy = { maxAttempts: 5, baseDelayMs: 250, maxDelayMs: 8000 };
+
+/** A Chat Completions client for any OpenAI-compatible endpoint (OpenAI, Ollama, vLLM, llama.cpp). */
+export class OpenAIChatModel implements ChatModel {
+  constructor(
+    private readonly config: ModelConfig,
+    private readonly dispatcher?: Dispatcher,
+    private readonly retry: RetryPolicy = DEFAULT_RETRY,
+  ) {}
+
+  async complete(req: ChatRequest): Promise<ModelReply> {
+    const body = JSON.stringify({
+      model: this.config.model,
+      messages: req.messages,
+      ...(req.tools.length > 0 ? { tools: req.tools.map((f) => ({ type: 'function', function: f })) } : {}),
+    });
+    for (let attempt = 1; ; attempt++) {
+      const remaining = req.deadline - Date.now();
+      if (remaining <= 0) throw new MeshError('deadline_exceeded', 'The invocation ran past its deadline.');
+      const timeout = Math.min(remaining, this.config.timeoutMs ?? 120_000);
+      let status: number;
+      let text: string;
+      let retryAfter: number | undefined;
+      try {
+        const res = await request(`${this.config.baseUrl.replace(/\/$/, '')}/chat/completions`, {
+          method: 'POST',
+          headers: {
+            'content-type': 'application/json',
+            ...(this.config.apiKey ? { authorization: `Bearer ${this.config.apiKey}` } : {}),
+          },
+          body,
+          signal: AbortSignal.any([req.signal, AbortSignal.timeout(timeout)]),
+          ...(this.dispatcher ? { dispatcher: this.dispatcher } : {}),
+        });
+        status = res.statusCode;
+        text = await res.body.text();
+        retryAfter = retryAfterMs(res.headers['retry-after']);
+      } catch (e) {
+        if (req.signal.aborted) throw req.signal.reason ?? e;
+        if (attempt >= this.retry.maxAttempts) {
+          throw new MeshError(
+            'model_unavailable',
+            `The model endpoint did not answer: ${(e as Error).message}`,
+          );
+        }
+        await this.backoff(attempt, undefined, req);
+        continue;
+      }
+      if (status >= 200 && status < 300) return parseChatCompletion(text);
+      const error = classifyHttpError(status, text);
+      if (!isRetryableStatus(status) || attempt >= this.retry.maxAttempts) throw error;
+      await this.backoff(attempt, retryAfter, req);
+    }
+  }
+
+  private async backoff(attempt: number, retryAfter: number | undefined, req: ChatRequest): Promise<void> {
+    const exp = Math.min(this.retry.maxDelayMs, this.retry.baseDelayMs * 2 ** (attempt - 1));
+    const delay = retryAfter ?? exp / 2 + Math.random() * (exp / 2);
+    if (Date.now() + delay >= req.deadline) {
+      throw new MeshError(
+        'deadline_exceeded',
+        'The invocation ran past its deadline while retrying the model.',
+      );
+    }
+    await new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(resolve, delay);
+      req.signal.addEventListener(
+        'abort',
+        () => {
+          clearTimeout(timer);
+          reject(req.signal.reason);
+        },
+        { once: true },
+      );
+    });
+  }
+}

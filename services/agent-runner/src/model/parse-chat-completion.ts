@@ -1,0 +1,53 @@
+import { MeshError, type ModelReply } from '@agentmesh/shared';
+
+interface RawCompletion {
+  choices?: {
+    message?: {
+      content?: unknown;
+      tool_calls?: { id?: unknown; function?: { name?: unknown; arguments?: unknown } }[];
+    };
+  }[];
+  usage?: { prompt_tokens?: unknown; completion_tokens?: unknown };
+}
+
+const bad = (why: string) => new MeshError('invalid_model_reply', `The model reply is malformed: ${why}`);
+
+/** Reads a Chat Completions answer into a ModelReply, refusing malformed ones with the reason. */
+export function parseChatCompletion(text: string): ModelReply {
+  let raw: RawCompletion;
+  try {
+    raw = JSON.parse(text) as RawCompletion;
+  } catch {
+    throw bad('not JSON');
+  }
+  const message = raw?.choices?.[0]?.message;
+  if (!message || typeof message !== 'object') throw bad('no choices[0].message');
+  const content = message.content;
+  if (content !== null && content !== undefined && typeof content !== 'string') {
+    throw bad('choices[0].message.content is not a string');
+  }
+  if (message.tool_calls != null && !Array.isArray(message.tool_calls)) {
+    throw bad('choices[0].message.tool_calls is not a list');
+  }
+  const toolCalls = (message.tool_calls ?? []).map((c, i) => {
+    const name = c?.function?.name;
+    if (typeof name !== 'string' || name === '')
+      throw bad(`choices[0].message.tool_calls[${i}].function.name`);
+    const args = c.function?.arguments;
+    return {
+      id: typeof c.id === 'string' ? c.id : '',
+      name,
+      // Some servers send parsed objects; the loop validates the text either way.
+      arguments: typeof args === 'string' ? args : args === undefined ? '{}' : JSON.stringify(args),
+    };
+  });
+  const tokens = (v: unknown) => (typeof v === 'number' && Number.isFinite(v) ? Math.trunc(v) : 0);
+  return {
+    content: typeof content === 'string' ? content : null,
+    toolCalls,
+    usage: {
+      promptTokens: tokens(raw.usage?.prompt_tokens),
+      completionTokens: tokens(raw.usage?.completion_tokens),
+    },
+  };
+}

@@ -1,0 +1,185 @@
+import http from 'node:http';
+import os from 'node:os';
+import {
+  buildPlan,
+  type CodeAgentShape,
+  ConfigError,
+  checkToolReferences,
+  keyLayout,
+  type Logger,
+  type MeshConfig,
+  type MeshPlan,
+  type ModelConfig,
+  meshScripts,
+  queueName,
+  type ToolInfo,
+  waitForCatalogue,
+} from '@agentmesh/shared';
+import { Queue, Worker } from 'bullmq';
+import { Redis } from 'ioredis';
+import { Agent } from 'undici';
+import { type RunnerMetrics, runnerMetrics } from './metrics.js';
+import type { ChatModel } from './model/chat-model.js';
+import { OpenAIChatModel } from './model/openai-chat-model.js';
+import { Slots } from './slots.js';
+import { runActivation } from './steps/run-activation.js';
+import type { RunnerContext, RunnerLimits } from './steps/runner-context.js';
+import { ActivationStore } from './store/activation-store.js';
+import { ToolClient } from './tools/tool-client.js';
+
+/** What a runner process is built from: config, connections and settings (see DESIGN §10). */
+export interface RunnerOptions {
+  config: MeshConfig;
+  redisUrl: string;
+  prefix: string;
+  toolHostUrl: string;
+  /** Agents hosted by this runner; undefined = all. */
+  agents?: string[] | undefined;
+  concurrency: number;
+  internalToken?: string | undefined;
+  retentionSeconds: number;
+  limits: RunnerLimits;
+  lockDurationMs: number;
+  metricsPort: number;
+  log: Logger;
+  codeAgents?: Record<string, CodeAgentShape>;
+  /** Builds the client of a config model entry; the OpenAI-compatible client by default. */
+  modelFactory?: (config: ModelConfig) => ChatModel;
+}
+
+/** A runner: BullMQ workers for its agents, heartbeats for readiness, and its metrics. */
+export interface Runner {
+  readonly id: string;
+  readonly plan: MeshPlan;
+  readonly metricsPort: number | undefined;
+  readonly metrics: RunnerMetrics;
+  /** Stops taking jobs, finishes what it holds, and closes its connections. */
+  close(): Promise<void>;
+}
+
+const HEARTBEAT_MS = 2000;
+
+/** Starts a runner: waits for the tool catalogue, builds the plan, then serves its agents' queues. */
+export async function buildRunner(opts: RunnerOptions): Promise<Runner> {
+  const keys = keyLayout(opts.prefix);
+  const redis = new Redis(opts.redisUrl, { maxRetriesPerRequest: null, lazyConnect: false });
+  const id = `${os.hostname()}-${process.pid}-${Math.random().toString(36).slice(2, 8)}`;
+  const catalogue = await waitForCatalogue(redis, keys, {
+    onWait: () => opts.log.info({}, 'waiting for the tool-host to publish its catalogue'),
+  });
+  const problems = checkToolReferences(
+    opts.config,
+    catalogue.tools.map((t) => t.name),
+  );
+  if (problems.length > 0) throw new ConfigError(problems);
+  const plan = buildPlan(opts.config, { tools: catalogue.tools, codeAgents: opts.codeAgents ?? {} });
+  const hosted = opts.agents ?? Object.keys(plan.agents);
+  for (const name of hosted) {
+    if (!plan.agents[name])
+      throw new ConfigError([{ file: 'RUNNER_AGENTS', path: name, message: `unknown agent "${name}"` }]);
+  }
+  const metrics = runnerMetrics();
+  const dispatcher = new Agent({ keepAliveTimeout: 30_000, connections: 256 });
+  const models = new Map<string, ChatModel>();
+  for (const [name, m] of Object.entries(opts.config.models)) {
+    models.set(name, opts.modelFactory ? opts.modelFactory(m) : new OpenAIChatModel(m, dispatcher));
+  }
+  const queues = new Map(
+    Object.keys(plan.agents).map((name) => [
+      name,
+      new Queue(queueName(name), { connection: redis, prefix: keys.bullPrefix }),
+    ]),
+  );
+  const tools = new Map<string, ToolInfo>(catalogue.tools.map((t) => [t.name, t]));
+  const ctx: RunnerContext = {
+    runnerId: id,
+    plan,
+    store: new ActivationStore(redis, meshScripts(redis), keys, opts.retentionSeconds),
+    queues,
+    models,
+    catalogue: () => tools,
+    tools: new ToolClient(opts.toolHostUrl, opts.internalToken, dispatcher),
+    limits: opts.limits,
+    retentionSeconds: opts.retentionSeconds,
+    metrics,
+    log: opts.log,
+  };
+  const slots = new Slots(opts.concurrency);
+  const workers = hosted.map(
+    (name) =>
+      new Worker(
+        queueName(name),
+        async (job, token, signal) => {
+          await slots.acquire();
+          metrics.slotsInUse.set(slots.inUse);
+          try {
+            await runActivation(ctx, job, token ?? '', signal ?? new AbortController().signal);
+          } finally {
+            slots.release();
+            metrics.slotsInUse.set(slots.inUse);
+          }
+        },
+        {
+          connection: { ...redisOptions(opts.redisUrl), maxRetriesPerRequest: null },
+          prefix: keys.bullPrefix,
+          concurrency: opts.concurrency,
+          lockDuration: opts.lockDurationMs,
+          stalledInterval: Math.max(250, Math.floor(opts.lockDurationMs / 2)),
+          // A long-lived parent may outlive several runner crashes (bullmq: `stc` is never reset).
+          maxStalledCount: opts.limits.maxRecoveries + 1,
+        },
+      ),
+  );
+  for (const w of workers) w.on('error', (e) => opts.log.error({ err: e.message }, 'worker error'));
+  const beat = async () => {
+    const expiry = Date.now() + HEARTBEAT_MS * 3;
+    const p = redis.pipeline();
+    for (const name of hosted)
+      p.zadd(keys.agentRunners(name), expiry, id).zremrangebyscore(keys.agentRunners(name), 0, Date.now());
+    await p.exec().catch((e: Error) => opts.log.warn({ err: e.message }, 'heartbeat failed'));
+  };
+  await beat();
+  const heartbeat = setInterval(() => void beat(), HEARTBEAT_MS);
+  const server = opts.metricsPort > 0 ? await serveMetrics(metrics.registry, opts.metricsPort) : undefined;
+  opts.log.info({ runner: id, agents: hosted, concurrency: opts.concurrency }, 'runner ready');
+  return {
+    id,
+    plan,
+    metrics,
+    metricsPort: server ? (server.address() as { port: number }).port : undefined,
+    async close() {
+      clearInterval(heartbeat);
+      await Promise.all(workers.map((w) => w.close()));
+      const p = redis.pipeline();
+      for (const name of hosted) p.zrem(keys.agentRunners(name), id);
+      await p.exec().catch(() => undefined);
+      await Promise.all([...queues.values()].map((q) => q.close()));
+      await new Promise<void>((r) => (server ? server.close(() => r()) : r()));
+      await dispatcher.close();
+      redis.disconnect();
+    },
+  };
+}
+
+function redisOptions(url: string) {
+  const u = new URL(url);
+  return {
+    host: u.hostname,
+    port: Number(u.port || 6379),
+    ...(u.password ? { password: decodeURIComponent(u.password) } : {}),
+    ...(u.username ? { username: decodeURIComponent(u.username) } : {}),
+    ...(u.pathname.length > 1 ? { db: Number(u.pathname.slice(1)) } : {}),
+  };
+}
+
+async function serveMetrics(registry: { metrics(): Promise<string>; contentType: string }, port: number) {
+  const server = http.createServer(async (req, res) => {
+    if (req.url !== '/metrics') {
+      res.writeHead(404).end();
+      return;
+    }
+    res.writeHead(200, { 'content-type': registry.contentType }).end(await registry.metrics());
+  });
+  await new Promise<void>((r) => server.listen(port, '127.0.0.1', r));
+  return server;
+}

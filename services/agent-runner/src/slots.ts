@@ -1,0 +1,27 @@
+/** A counting semaphore: RUNNER_CONCURRENCY slots shared by the workers of every hosted agent. */
+export class Slots {
+  private used = 0;
+  private readonly waiters: (() => void)[] = [];
+
+  constructor(private readonly size: number) {}
+
+  /** Resolves once a slot is free, and takes it. */
+  async acquire(): Promise<void> {
+    if (this.used < this.size) {
+      this.used++;
+      return;
+    }
+    await new Promise<void>((resolve) => this.waiters.push(resolve));
+  }
+
+  /** Frees a slot, handing it straight to the longest waiter. */
+  release(): void {
+    const next = this.waiters.shift();
+    if (next) next();
+    else this.used--;
+  }
+
+  get inUse(): number {
+    return this.used;
+  }
+}

@@ -1,0 +1,126 @@
+import {
+  type AgentPlan,
+  compileSchema,
+  DEFAULT_INPUT_SCHEMA,
+  decideNextStep,
+  describeValidation,
+  type JobData,
+  type PlannedCall,
+} from '@agentmesh/shared';
+import { type Job, UnrecoverableError, WaitingChildrenError } from 'bullmq';
+import type { Activation } from '../store/activation-store.js';
+import { callModel } from './call-model.js';
+import { failLostChildren, submitDelegations } from './delegate.js';
+import { finishFailed, finishSucceeded } from './finish-invocation.js';
+import { recordFailedCalls, runTools } from './run-tools.js';
+import type { RunnerContext } from './runner-context.js';
+
+type Runnable = Extract<PlannedCall, { args: Record<string, unknown> }>;
+
+/**
+ * One activation of an invocation: takes a new epoch, replays what is recorded, and runs the
+ * ReAct loop until the invocation finishes or parks on its children (then the worker slot is
+ * released by throwing WaitingChildrenError, and any runner resumes it later).
+ */
+export async function runActivation(
+  ctx: RunnerContext,
+  job: Job<JobData>,
+  token: string,
+  signal: AbortSignal,
+): Promise<void> {
+  const data = job.data;
+  if (data?.v !== 1)
+    throw new UnrecoverableError(`job ${job.id} carries data of unknown version ${String(data?.v)}`);
+  const a = await ctx.store.activate(data.invocationId, data.rootId, ctx.runnerId);
+  if (!a || a.epoch === 0) return; // gone, or terminal already: nothing to do
+  const log = { invocationId: a.state.id, rootId: a.state.rootId, agent: a.state.agent };
+  if (a.recovered) {
+    ctx.metrics.recoveries.inc({ agent: a.state.agent });
+    ctx.log.warn(log, 'taking over an invocation whose runner stopped mid-flight');
+  }
+  const agent = ctx.plan.agents[a.state.agent];
+  const refusal = refuse(ctx, agent, a);
+  if (refusal) return finishFailed(ctx, a, refusal.error, refusal.status);
+  if (!agent) return;
+  for (;;) {
+    if (Date.now() >= a.state.deadline) {
+      return finishFailed(ctx, a, {
+        code: 'deadline_exceeded',
+        message: 'The invocation ran past its deadline.',
+      });
+    }
+    const step = decideNextStep(agent, a.records, {
+      depth: a.state.depth,
+      maxDepth: ctx.limits.maxDepth,
+      maxDelegationsPerTurn: ctx.limits.maxDelegationsPerTurn,
+    });
+    if (step.type === 'final') return finishSucceeded(ctx, agent, a, step.output);
+    if (step.type === 'fail') return finishFailed(ctx, a, step.error);
+    if (step.type === 'call_model') {
+      const error = await callModel(ctx, agent, a, step.turn, step.callId, signal);
+      if (error) return finishFailed(ctx, a, error);
+      continue;
+    }
+    const runnable = step.calls.filter((c): c is Runnable => 'args' in c);
+    await submitDelegations(
+      ctx,
+      job,
+      a,
+      runnable.filter((c) => c.kind === 'subagent'),
+    );
+    await recordFailedCalls(ctx, a, step.calls);
+    await runTools(
+      ctx,
+      a,
+      runnable.filter((c) => c.kind === 'tool'),
+      signal,
+    );
+    if (!runnable.some((c) => c.kind === 'subagent')) continue;
+    await ctx.store.park(a, 'waiting');
+    if (await job.moveToWaitingChildren(token)) throw new WaitingChildrenError();
+    await ctx.store.park(a, 'running');
+    await failLostChildren(ctx, a);
+  }
+}
+
+/** Why an activation must not run the loop: a changed plan, too many crashes, a bad input… */
+function refuse(
+  ctx: RunnerContext,
+  agent: AgentPlan | undefined,
+  a: Activation,
+): { error: { code: string; message: string }; status?: 'cancelled' } | undefined {
+  const s = a.state;
+  if (s.cancelRequested)
+    return { error: { code: 'cancelled', message: 'The invocation was cancelled.' }, status: 'cancelled' };
+  if (!agent)
+    return { error: { code: 'agent_not_found', message: `This runner has no agent named ${s.agent}.` } };
+  if (s.defHash !== agent.definitionHash) {
+    return {
+      error: {
+        code: 'plan_changed',
+        message: `The definition of agent ${s.agent} changed while the invocation was in flight.`,
+      },
+    };
+  }
+  if (s.recoveries > ctx.limits.maxRecoveries) {
+    return {
+      error: {
+        code: 'too_many_recoveries',
+        message: `The invocation was recovered after a crash ${s.recoveries} times (limit ${ctx.limits.maxRecoveries}).`,
+      },
+    };
+  }
+  if (a.records.size === 0 && s.parentId && agent.inputSchema) return checkChildInput(agent, s.input);
+  return undefined;
+}
+
+/** A ReAct child validates its input; an invalid one is a child failure that never calls the model. */
+function checkChildInput(agent: AgentPlan, input: unknown) {
+  const result = compileSchema(agent.inputSchema!)(input);
+  if (result.ok) return undefined;
+  const isDefault = JSON.stringify(agent.inputSchema) === JSON.stringify(DEFAULT_INPUT_SCHEMA);
+  const message = isDefault
+    ? "ReAct sub-agent input must be an object containing only a string 'prompt'."
+    : `Invalid input: ${describeValidation(result.details)}`;
+  return { error: { code: 'invalid_input', message } };
+}

@@ -1,0 +1,145 @@
+import {
+  type CodeAgentShape,
+  compileSchema,
+  ErrorBodySchema,
+  InvocationView,
+  keyLayout,
+  type MeshConfig,
+  meshScripts,
+  queueName,
+  readCatalogue,
+} from '@agentmesh/shared';
+import swagger from '@fastify/swagger';
+import swaggerUi from '@fastify/swagger-ui';
+import { Queue } from 'bullmq';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import { Redis } from 'ioredis';
+import { pino } from 'pino';
+import { collectDefaultMetrics, Registry } from 'prom-client';
+import { InvocationService } from './invocations/invocation-service.js';
+import { Waiters } from './invocations/waiters.js';
+import { MeshState } from './mesh-state.js';
+import { installErrorHandler } from './plugins/error-handler.js';
+import { agentRoutes } from './routes/agents.js';
+import { healthRoutes } from './routes/health.js';
+import { invocationRoutes } from './routes/invocations.js';
+
+/** What the gateway is built from (see DESIGN §10 for the env vars main reads). */
+export interface GatewayOptions {
+  config: MeshConfig;
+  codeAgents?: Record<string, CodeAgentShape>;
+  redisUrl: string;
+  prefix: string;
+  defaultTimeoutSeconds: number;
+  retentionSeconds: number;
+  bodyLimit?: number;
+  /** A pino logger; silent when absent. */
+  logger?: FastifyBaseLogger;
+}
+
+/** The gateway: a fastify app plus the connections it owns; `close()` ends both. */
+export interface Gateway {
+  app: FastifyInstance;
+  mesh: MeshState;
+  close(): Promise<void>;
+}
+
+/** Builds the gateway app; it serves at once and learns tools when the tool-host publishes them. */
+export async function buildGateway(opts: GatewayOptions): Promise<Gateway> {
+  const keys = keyLayout(opts.prefix);
+  const mesh = new MeshState(opts.config, opts.codeAgents ?? {});
+  const redis = new Redis(opts.redisUrl, {
+    maxRetriesPerRequest: 1,
+    enableOfflineQueue: false,
+    lazyConnect: true,
+  });
+  const subscriber = new Redis(opts.redisUrl, { maxRetriesPerRequest: null, lazyConnect: true });
+  await Promise.all([redis.connect(), subscriber.connect()]);
+  const queues = new Map(
+    Object.keys(opts.config.agents).map((name) => [
+      name,
+      new Queue(queueName(name), { connection: redis, prefix: keys.bullPrefix }),
+    ]),
+  );
+  const waiters = new Waiters(subscriber, keys.doneChannel());
+  await waiters.start();
+  const invocations = new InvocationService(
+    redis,
+    meshScripts(redis),
+    keys,
+    queues,
+    waiters,
+    opts.retentionSeconds,
+  );
+
+  const refresh = async () => {
+    const catalogue = await readCatalogue(redis, keys).catch(() => undefined);
+    if (catalogue) mesh.apply(catalogue);
+  };
+  await refresh();
+  subscriber.on('message', (channel: string) => {
+    if (channel === keys.catalogueChannel())
+      void refresh().catch((e: Error) => app.log.error({ err: e.message }, 'bad catalogue'));
+  });
+  await subscriber.subscribe(keys.catalogueChannel());
+  // Until the first catalogue arrives, poll for it too (a publish may precede our subscription).
+  const poll = setInterval(() => {
+    if (mesh.plan) clearInterval(poll);
+    else void refresh().catch((e: Error) => app.log.error({ err: e.message }, 'bad catalogue'));
+  }, 500);
+
+  const app = Fastify({
+    loggerInstance: opts.logger ?? pino({ enabled: false }),
+    bodyLimit: opts.bodyLimit ?? 1024 * 1024,
+  });
+  // One validator for the gateway, the runners and the model-facing tools: never coerces, never
+  // applies defaults, never strips (DESIGN §3).
+  app.setValidatorCompiler(({ schema }) => {
+    const check = compileSchema(schema as Record<string, unknown>);
+    return (data: unknown) => {
+      const v = check(data);
+      if (v.ok) return { value: data };
+      const error = Object.assign(new Error('validation failed'), {
+        validation: v.details.map((d) => ({
+          instancePath: d.path,
+          message: d.message,
+          params: {},
+          keyword: '',
+          schemaPath: '',
+        })),
+      });
+      return { error };
+    };
+  });
+  app.setSerializerCompiler(() => (data) => JSON.stringify(data));
+  app.addSchema({ $id: 'ErrorBody', ...ErrorBodySchema });
+  installErrorHandler(app);
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry });
+  await app.register(swagger, {
+    openapi: {
+      info: {
+        title: 'agentmesh',
+        version: '0.1.0',
+        description:
+          'Every agent of this mesh, each with its own invoke operation and its real input and output schema.',
+      },
+      components: { schemas: { InvocationView: InvocationView as never } },
+    },
+  });
+  await app.register(swaggerUi, { routePrefix: '/docs' });
+  await app.register(healthRoutes, { redis, keys, mesh, registry });
+  await app.register(agentRoutes, { mesh, invocations, defaultTimeoutSeconds: opts.defaultTimeoutSeconds });
+  await app.register(invocationRoutes, { invocations });
+  return {
+    app,
+    mesh,
+    async close() {
+      clearInterval(poll);
+      await app.close();
+      await Promise.all([...queues.values()].map((q) => q.close()));
+      subscriber.disconnect();
+      redis.disconnect();
+    },
+  };
+}

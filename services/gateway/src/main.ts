@@ -1,0 +1,31 @@
+import { loadCodeAgents, loadConfig, serviceEnv } from '@agentmesh/shared';
+import { pino } from 'pino';
+import { buildGateway } from './app.js';
+
+const env = serviceEnv(process.env);
+const log = pino({ level: env.logLevel, base: { service: 'gateway' } });
+try {
+  const config = await loadConfig(env.configFile, process.env);
+  const gateway = await buildGateway({
+    config,
+    codeAgents: await loadCodeAgents(config),
+    redisUrl: env.redisUrl,
+    prefix: env.prefix,
+    defaultTimeoutSeconds: env.defaultTimeoutSeconds,
+    retentionSeconds: env.retentionSeconds,
+    logger: log,
+  });
+  const host = process.env.HOST ?? '127.0.0.1';
+  await gateway.app.listen({ port: env.gatewayPort, host });
+  log.info({ docs: `http://${host}:${env.gatewayPort}/docs` }, 'gateway ready');
+  const stop = async () => {
+    await gateway.close(); // fastify's close finishes open requests first
+    process.exit(0);
+  };
+  process.on('SIGTERM', () => void stop());
+  process.on('SIGINT', () => void stop());
+} catch (e) {
+  log.fatal({ err: (e as Error).message }, 'gateway failed to start');
+  process.stderr.write(`${(e as Error).message}\n`);
+  process.exit(1);
+}

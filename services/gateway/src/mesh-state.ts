@@ -1,0 +1,57 @@
+import {
+  type AgentPlan,
+  buildPlan,
+  type Catalogue,
+  type CodeAgentShape,
+  ConfigError,
+  checkToolReferences,
+  effectiveInputSchema,
+  effectiveOutputSchema,
+  type JsonSchema,
+  type MeshConfig,
+  type MeshPlan,
+} from '@agentmesh/shared';
+
+/** What the gateway knows of the agents: schemas from the config now, callables once tools are known. */
+export class MeshState {
+  /** Each agent's input and output schema, known from the config alone (routes are built from these). */
+  readonly schemas: ReadonlyMap<string, { input: JsonSchema | null; output: JsonSchema | null }>;
+  private current: MeshPlan | undefined;
+  private version = -1;
+
+  constructor(
+    readonly config: MeshConfig,
+    private readonly codeAgents: Record<string, CodeAgentShape>,
+  ) {
+    this.schemas = new Map(
+      Object.entries(config.agents).map(([name, a]) => [
+        name,
+        {
+          input: effectiveInputSchema(a, codeAgents[name]),
+          output: effectiveOutputSchema(a, codeAgents[name]),
+        },
+      ]),
+    );
+  }
+
+  /** The resolved plan, or undefined until the tool-host has published its catalogue. */
+  get plan(): MeshPlan | undefined {
+    return this.current;
+  }
+
+  agent(name: string): AgentPlan | undefined {
+    return this.current?.agents[name];
+  }
+
+  /** Rebuilds the plan from a (new) catalogue; a config naming tools the catalogue lacks is an error. */
+  apply(catalogue: Catalogue): void {
+    if (catalogue.version === this.version) return;
+    const problems = checkToolReferences(
+      this.config,
+      catalogue.tools.map((t) => t.name),
+    );
+    if (problems.length > 0) throw new ConfigError(problems);
+    this.current = buildPlan(this.config, { tools: catalogue.tools, codeAgents: this.codeAgents });
+    this.version = catalogue.version;
+  }
+}

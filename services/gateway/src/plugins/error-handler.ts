@@ -1,0 +1,46 @@
+import { type ErrorDetail, MeshError } from '@agentmesh/shared';
+import type { FastifyError, FastifyInstance } from 'fastify';
+
+/** Maps fastify's own error codes onto the mesh's stable codes. */
+const FASTIFY_CODES: Record<string, MeshError['code']> = {
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: 'unsupported_media_type',
+  FST_ERR_CTP_BODY_TOO_LARGE: 'payload_too_large',
+  FST_ERR_CTP_EMPTY_JSON_BODY: 'invalid_json',
+  FST_ERR_CTP_INVALID_JSON_BODY: 'invalid_json',
+  FST_ERR_CTP_INVALID_CONTENT_LENGTH: 'invalid_json',
+};
+
+/** Every error answer is `{"error": {code, message, details?}}`, without stack or internals. */
+export function installErrorHandler(app: FastifyInstance): void {
+  app.setErrorHandler((err: FastifyError, req, reply) => {
+    if (err instanceof MeshError) return reply.status(err.status).send(err.toBody());
+    if (err.validation) {
+      const where = err.validationContext ?? 'body';
+      const details: ErrorDetail[] = err.validation.map((v) => ({
+        path: v.instancePath || missingPath(v.params) || '/',
+        message: v.message ?? 'is invalid',
+      }));
+      const code = where === 'body' ? 'invalid_input' : 'invalid_input';
+      const summary = details.map((d) => `${where}${d.path === '/' ? '' : d.path}: ${d.message}`).join('; ');
+      return reply.status(400).send(new MeshError(code, `Invalid ${where}: ${summary}`, details).toBody());
+    }
+    const mapped = err.code ? FASTIFY_CODES[err.code] : undefined;
+    if (mapped) return reply.status(new MeshError(mapped).status).send(new MeshError(mapped).toBody());
+    if (err.statusCode && err.statusCode >= 400 && err.statusCode < 500 && err instanceof SyntaxError) {
+      return reply
+        .status(400)
+        .send(new MeshError('invalid_json', 'The request body is not valid JSON.').toBody());
+    }
+    req.log.error({ err }, 'unhandled error');
+    return reply.status(500).send(new MeshError('internal').toBody());
+  });
+  app.setNotFoundHandler((req, reply) => {
+    const e = new MeshError('not_found', `Route ${req.method} ${req.url.split('?')[0]} not found.`);
+    return reply.status(404).send(e.toBody());
+  });
+}
+
+function missingPath(params: Record<string, unknown> | undefined): string | undefined {
+  const p = params?.missingProperty;
+  return typeof p === 'string' ? `/${p}` : undefined;
+}

@@ -1,0 +1,132 @@
+import { type AgentPlan, InvocationView, type JsonSchema, MeshError } from '@agentmesh/shared';
+import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
+import { InvocationService } from '../invocations/invocation-service.js';
+import type { MeshState } from '../mesh-state.js';
+
+/** Options of the agent routes. */
+export interface AgentRoutesOptions {
+  mesh: MeshState;
+  invocations: InvocationService;
+  defaultTimeoutSeconds: number;
+}
+
+const ErrorResponse = { $ref: 'ErrorBody#' };
+const InvokeQuery = {
+  type: 'object',
+  properties: {
+    wait: {
+      type: 'string',
+      pattern: '^\\d+(\\.\\d+)?$',
+      description: 'Seconds to wait for a terminal state, 0–300 (default 30).',
+    },
+    timeout: {
+      type: 'string',
+      pattern: '^\\d+(\\.\\d+)?$',
+      description: 'The invocation deadline in seconds.',
+    },
+  },
+  additionalProperties: false,
+};
+
+/** `GET /agents`, `GET /agents/{name}`, and one `POST /agents/<name>/invoke` per agent with its real schemas. */
+export const agentRoutes: FastifyPluginAsync<AgentRoutesOptions> = async (app, opts) => {
+  const { mesh, invocations } = opts;
+  const ready = (): NonNullable<MeshState['plan']> => {
+    const plan = mesh.plan;
+    if (!plan) throw new MeshError('unavailable', 'The tool catalogue has not been published yet.');
+    return plan;
+  };
+  const describe = (a: AgentPlan) => ({
+    name: a.name,
+    description: a.description,
+    input: a.inputSchema,
+    output: a.outputSchema,
+    tools: a.tools,
+    subagents: a.subagents,
+    callables: a.callables,
+  });
+
+  app.get('/agents', { schema: { tags: ['agents'], summary: 'List the agents' } }, async () => ({
+    agents: Object.values(ready().agents).map(describe),
+  }));
+
+  app.get<{ Params: { name: string } }>(
+    '/agents/:name',
+    { schema: { tags: ['agents'], summary: 'Describe one agent, with the callables its model receives' } },
+    async (req) => {
+      const agent = ready().agents[req.params.name];
+      if (!agent) throw new MeshError('agent_not_found', `No agent is named ${req.params.name}.`);
+      return describe(agent);
+    },
+  );
+
+  const invoke = async (name: string, req: FastifyRequest, reply: FastifyReply) => {
+    const agent = ready().agents[name];
+    if (!agent) throw new MeshError('agent_not_found', `No agent is named ${name}.`);
+    const query = req.query as { wait?: string; timeout?: string };
+    const wait = seconds(query.wait, 30, 300, 'wait');
+    const timeout = seconds(
+      query.timeout,
+      opts.defaultTimeoutSeconds,
+      Number.MAX_SAFE_INTEGER / 1000,
+      'timeout',
+    );
+    if (timeout <= 0) throw badQuery('timeout', 'must be greater than 0');
+    const abort = new AbortController();
+    req.raw.on('close', () => abort.abort());
+    const traceparent = req.headers.traceparent;
+    const view = await invocations.start(agent, req.body, {
+      timeoutMs: timeout * 1000,
+      waitMs: wait * 1000,
+      traceparent: typeof traceparent === 'string' ? traceparent : undefined,
+      signal: abort.signal,
+    });
+    if (InvocationService.finished(view)) return reply.status(200).send(view);
+    return reply.status(202).header('location', `/invocations/${view.id}`).send(view);
+  };
+
+  for (const [name, schemas] of opts.mesh.schemas) {
+    const view = viewSchema(schemas.output);
+    app.post(
+      `/agents/${name}/invoke`,
+      {
+        schema: {
+          tags: ['agents'],
+          operationId: `invoke_${name}`,
+          summary: `Invoke ${name}`,
+          description: mesh.config.agents[name]?.description ?? '',
+          querystring: InvokeQuery,
+          ...(schemas.input ? { body: schemas.input } : {}),
+          response: { 200: view, 202: view, 400: ErrorResponse, 404: ErrorResponse, 503: ErrorResponse },
+        },
+      },
+      (req, reply) => invoke(name, req, reply),
+    );
+  }
+  app.post<{ Params: { name: string } }>('/agents/:name/invoke', { schema: { hide: true } }, async (req) => {
+    throw new MeshError('agent_not_found', `No agent is named ${req.params.name}.`);
+  });
+};
+
+/** The InvocationView schema with `output` replaced by the agent's own output schema. */
+function viewSchema(output: JsonSchema | null): JsonSchema {
+  const base = JSON.parse(JSON.stringify(InvocationView)) as JsonSchema & {
+    properties: Record<string, unknown>;
+  };
+  base.properties.output = output ?? { description: 'The final answer text.', type: 'string' };
+  return base;
+}
+
+function seconds(raw: string | undefined, fallback: number, max: number, name: string): number {
+  if (raw === undefined) return fallback;
+  const n = Number(raw);
+  if (!Number.isFinite(n) || n < 0 || n > max)
+    throw badQuery(name, `must be a number of seconds between 0 and ${max}`);
+  return n;
+}
+
+function badQuery(name: string, message: string): MeshError {
+  return new MeshError('invalid_input', `Invalid querystring: ${name} ${message}`, [
+    { path: `/${name}`, message },
+  ]);
+}

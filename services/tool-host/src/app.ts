@@ -1,0 +1,66 @@
+import { timingSafeEqual } from 'node:crypto';
+import { MeshError } from '@agentmesh/shared';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import { pino } from 'pino';
+import type { LoadedTool } from './load-tools.js';
+import { toolRoutes } from './routes/tools.js';
+
+/** What the tool-host app is built from. */
+export interface ToolHostOptions {
+  tools: LoadedTool[];
+  /** When set, every call must carry `Authorization: Bearer <token>`. */
+  internalToken?: string | undefined;
+  /** A pino logger; silent when absent. */
+  logger?: FastifyBaseLogger;
+}
+
+/** The tool-host's HTTP app: list, validate and call tools. `listen` is main's job. */
+export function buildToolHost(opts: ToolHostOptions): FastifyInstance {
+  const app = Fastify({
+    loggerInstance: opts.logger ?? pino({ enabled: false }),
+    bodyLimit: 8 * 1024 * 1024,
+    ajv: { customOptions: { coerceTypes: false, useDefaults: false, removeAdditional: false } },
+  });
+  const expected = opts.internalToken ? Buffer.from(`Bearer ${opts.internalToken}`) : undefined;
+  app.addHook('onRequest', async (req) => {
+    if (!expected || req.url === '/healthz') return;
+    const given = Buffer.from(req.headers.authorization ?? '');
+    if (given.length !== expected.length || !timingSafeEqual(given, expected)) {
+      throw new MeshError('unauthorized', 'A valid internal token is required.');
+    }
+  });
+  app.setErrorHandler((err, _req, reply) => {
+    if (err instanceof MeshError) return reply.status(err.status).send(err.toBody());
+    const e = err as {
+      statusCode?: number;
+      code?: string;
+      message: string;
+      validation?: { instancePath: string; message?: string; params: Record<string, unknown> }[];
+    };
+    if (e.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') {
+      return reply.status(415).send(new MeshError('unsupported_media_type').toBody());
+    }
+    if (e.code === 'FST_ERR_CTP_BODY_TOO_LARGE') {
+      return reply.status(413).send(new MeshError('payload_too_large').toBody());
+    }
+    // A well-formed body that is not a ToolInvokeRequest (no context, …): the caller's input is wrong.
+    if (e.validation) {
+      const details = e.validation.map((v) => {
+        const missing = v.params.missingProperty;
+        return {
+          path: `${v.instancePath}${typeof missing === 'string' ? `/${missing}` : ''}`,
+          message: v.message ?? 'is invalid',
+        };
+      });
+      return reply
+        .status(400)
+        .send(new MeshError('invalid_input', `Invalid request: ${e.message}`, details).toBody());
+    }
+    if (e.statusCode === 400)
+      return reply.status(400).send(new MeshError('invalid_json', e.message).toBody());
+    return reply.status(500).send(new MeshError('internal').toBody());
+  });
+  app.get('/healthz', async () => ({ status: 'ok' }));
+  app.register(toolRoutes, { tools: opts.tools });
+  return app;
+}

@@ -1,0 +1,33 @@
+import { keyLayout, loadConfig, serviceEnv } from '@agentmesh/shared';
+import { Redis } from 'ioredis';
+import { pino } from 'pino';
+import { buildToolHost } from './app.js';
+import { loadTools } from './load-tools.js';
+import { publishCatalogue } from './publish-catalogue.js';
+
+const env = serviceEnv(process.env);
+const log = pino({ level: env.logLevel, base: { service: 'tool-host' } });
+try {
+  const config = await loadConfig(env.configFile, process.env);
+  const tools = await loadTools(config);
+  const app = buildToolHost({ tools, internalToken: env.internalToken, logger: log });
+  await app.listen({ port: env.toolHostPort, host: process.env.HOST ?? '127.0.0.1' });
+  const redis = new Redis(env.redisUrl, { maxRetriesPerRequest: null });
+  const version = await publishCatalogue(
+    redis,
+    keyLayout(env.prefix),
+    tools.map((t) => t.info),
+  );
+  log.info({ tools: tools.map((t) => t.info.name), version }, 'tool-host ready; catalogue published');
+  const stop = async () => {
+    await app.close();
+    redis.disconnect();
+    process.exit(0);
+  };
+  process.on('SIGTERM', () => void stop());
+  process.on('SIGINT', () => void stop());
+} catch (e) {
+  log.fatal({ err: (e as Error).message }, 'tool-host failed to start');
+  process.stderr.write(`${(e as Error).message}\n`);
+  process.exit(1);
+}

@@ -1,0 +1,167 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { buildRunner, type Runner } from '@agentmesh/agent-runner';
+import { buildGateway, type Gateway } from '@agentmesh/gateway';
+import { keyLayout, type MeshConfig, parseConfig, type ToolDefinition } from '@agentmesh/shared';
+import { buildToolHost, loadToolDefinitions, publishCatalogue } from '@agentmesh/tool-host';
+import type { FastifyInstance } from 'fastify';
+import { Redis } from 'ioredis';
+import type { Test } from 'tap';
+import { type FakeModel, type FakeScript, startFakeModel } from './fake-model.js';
+import { startRedis, type TestRedis } from './redis-server.js';
+
+/** A whole mesh started in-process for one test: Redis, fake model, tool-host, runners, gateway. */
+export interface TestMesh {
+  redis: TestRedis;
+  model: FakeModel;
+  config: MeshConfig;
+  toolHost: FastifyInstance;
+  toolHostUrl: string;
+  gateway: Gateway;
+  runners: Runner[];
+  prefix: string;
+  /** The config written to a file, for services started as processes (`startService`). */
+  configFile: string;
+  /** The env a service process needs to join this mesh. */
+  env: Record<string, string>;
+  /** A client on the test's Redis (closed at teardown). */
+  client: Redis;
+  /** POST /agents/{agent}/invoke through the gateway (inject). */
+  invoke(
+    agent: string,
+    body: unknown,
+    query?: string,
+  ): Promise<{ status: number; json: any; headers: Record<string, unknown> }>;
+  get(url: string): Promise<{ status: number; json: any }>;
+}
+
+/** Options: the agents part of a mesh.yaml (with `{{model}}` unused), tools in code, runners. */
+export interface MeshOptions {
+  /** The `agents:` mapping of the config, as YAML text indented by two spaces per level. */
+  agentsYaml: string;
+  tools?: ToolDefinition[];
+  script?: FakeScript;
+  runners?: number;
+  concurrency?: number;
+  limits?: Partial<{
+    maxDepth: number;
+    maxDelegationsPerTurn: number;
+    maxResultBytes: number;
+    maxRecoveries: number;
+  }>;
+}
+
+const silent = { info() {}, warn() {}, error() {}, debug() {} };
+
+/** Starts a mesh and registers its teardown on `t` (everything stops even when the test fails). */
+export async function startMesh(t: Test, opts: MeshOptions): Promise<TestMesh> {
+  const redis = await startRedis();
+  t.teardown(() => redis.stop());
+  const model = await startFakeModel(opts.script);
+  t.teardown(() => model.close());
+  const prefix = 'mesh';
+  const text = `models:\n  default: {provider: openai, baseUrl: '${model.url}', apiKey: test-key, model: fake}\ntools: []\nagents:\n${opts.agentsYaml}`;
+  const configFile = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'mesh-config-')), 'mesh.yaml');
+  fs.writeFileSync(configFile, text);
+  const config = parseConfig(text, configFile, {}, 'yaml');
+  const tools = loadToolDefinitions(opts.tools ?? []);
+  const toolHost = buildToolHost({ tools });
+  await toolHost.listen({ port: 0, host: '127.0.0.1' });
+  t.teardown(() => toolHost.close());
+  const toolHostUrl = `http://127.0.0.1:${(toolHost.server.address() as { port: number }).port}`;
+  const client = new Redis(redis.url, { maxRetriesPerRequest: null });
+  t.teardown(() => client.disconnect());
+  await publishCatalogue(
+    client,
+    keyLayout(prefix),
+    tools.map((x) => x.info),
+  );
+  const runners: Runner[] = [];
+  for (let i = 0; i < (opts.runners ?? 1); i++) {
+    const runner = await buildRunner({
+      config,
+      redisUrl: redis.url,
+      prefix,
+      toolHostUrl,
+      concurrency: opts.concurrency ?? 16,
+      retentionSeconds: 3600,
+      limits: {
+        maxDepth: 8,
+        maxDelegationsPerTurn: 16,
+        maxResultBytes: 65536,
+        maxRecoveries: 5,
+        ...opts.limits,
+      },
+      lockDurationMs: 4000,
+      metricsPort: 0,
+      log: silent,
+    });
+    t.teardown(() => runner.close());
+    runners.push(runner);
+  }
+  const gateway = await buildGateway({
+    config,
+    redisUrl: redis.url,
+    prefix,
+    defaultTimeoutSeconds: 60,
+    retentionSeconds: 3600,
+  });
+  t.teardown(() => gateway.close());
+  await gateway.app.ready();
+  const inject = async (method: 'GET' | 'POST', url: string, payload?: unknown) => {
+    const res = await gateway.app.inject({
+      method,
+      url,
+      ...(payload === undefined ? {} : { payload: payload as object }),
+    });
+    return {
+      status: res.statusCode,
+      json: res.body ? JSON.parse(res.body) : undefined,
+      headers: res.headers,
+    };
+  };
+  return {
+    redis,
+    model,
+    config,
+    toolHost,
+    toolHostUrl,
+    gateway,
+    runners,
+    prefix,
+    configFile,
+    env: { MESH_CONFIG: configFile, REDIS_URL: redis.url, TOOL_HOST_URL: toolHostUrl, MESH_PREFIX: prefix },
+    client,
+    invoke: (agent, body, query = 'wait=30') => inject('POST', `/agents/${agent}/invoke?${query}`, body),
+    get: (url) => inject('GET', url),
+  };
+}
+
+/** Starts a service through its npm script, in its own process group; killed at teardown. */
+export function startService(
+  t: Test,
+  script: 'gateway' | 'runner' | 'tool-host',
+  env: Record<string, string>,
+): { proc: ChildProcess; output: () => string; exited: Promise<number | null> } {
+  const logFile = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'mesh-svc-')), `${script}.log`);
+  const fd = fs.openSync(logFile, 'a');
+  const proc = spawn('npm', ['run', '-s', script], {
+    cwd: path.resolve(import.meta.dirname, '../..'),
+    env: { ...process.env, LOG_LEVEL: 'warn', ...env },
+    detached: true,
+    stdio: ['ignore', fd, fd],
+  });
+  fs.closeSync(fd);
+  const exited = new Promise<number | null>((r) => proc.on('exit', (code) => r(code)));
+  t.teardown(async () => {
+    try {
+      process.kill(-proc.pid!, 'SIGKILL');
+    } catch {
+      // already gone
+    }
+    await exited;
+  });
+  return { proc, output: () => fs.readFileSync(logFile, 'utf8'), exited };
+}
