@@ -92,6 +92,8 @@ export async function buildGateway(opts: GatewayOptions): Promise<Gateway> {
     loggerInstance: opts.logger ?? pino({ enabled: false }),
     bodyLimit: opts.bodyLimit ?? 1024 * 1024,
   });
+  // Only application/json bodies are accepted (DESIGN §3); fastify parses text/plain too by default.
+  app.removeContentTypeParser('text/plain');
   // One validator for the gateway, the runners and the model-facing tools: never coerces, never
   // applies defaults, never strips (DESIGN §3).
   app.setValidatorCompiler(({ schema }) => {
@@ -113,7 +115,7 @@ export async function buildGateway(opts: GatewayOptions): Promise<Gateway> {
   });
   app.setSerializerCompiler(() => (data) => JSON.stringify(data));
   app.addSchema({ $id: 'ErrorBody', ...ErrorBodySchema });
-  installErrorHandler(app);
+  installErrorHandler(app, () => redis.status === 'ready');
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
   await app.register(swagger, {

@@ -11,7 +11,7 @@ const FASTIFY_CODES: Record<string, MeshError['code']> = {
 };
 
 /** Every error answer is `{"error": {code, message, details?}}`, without stack or internals. */
-export function installErrorHandler(app: FastifyInstance): void {
+export function installErrorHandler(app: FastifyInstance, redisReachable: () => boolean = () => true): void {
   app.setErrorHandler((err: FastifyError, req, reply) => {
     if (err instanceof MeshError) return reply.status(err.status).send(err.toBody());
     if (err.validation) {
@@ -30,6 +30,12 @@ export function installErrorHandler(app: FastifyInstance): void {
       return reply
         .status(400)
         .send(new MeshError('invalid_json', 'The request body is not valid JSON.').toBody());
+    }
+    // Redis holds every invocation: without it the gateway cannot serve, and a retry later may succeed.
+    if (!redisReachable()) {
+      return reply
+        .status(503)
+        .send(new MeshError('unavailable', 'Redis is unreachable; try again later.').toBody());
     }
     req.log.error({ err }, 'unhandled error');
     return reply.status(500).send(new MeshError('internal').toBody());

@@ -54,7 +54,9 @@ export const agentRoutes: FastifyPluginAsync<AgentRoutesOptions> = async (app, o
     '/agents/:name',
     { schema: { tags: ['agents'], summary: 'Describe one agent, with the callables its model receives' } },
     async (req) => {
-      const agent = ready().agents[req.params.name];
+      const agents = ready().agents;
+      // An own property only: `constructor` or `__proto__` is no agent.
+      const agent = Object.hasOwn(agents, req.params.name) ? agents[req.params.name] : undefined;
       if (!agent) throw new MeshError('agent_not_found', `No agent is named ${req.params.name}.`);
       return describe(agent);
     },

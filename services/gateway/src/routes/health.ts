@@ -20,7 +20,10 @@ export const healthRoutes: FastifyPluginAsync<{
       const p = redis.pipeline();
       for (const a of agents) p.zcount(keys.agentRunners(a), Date.now(), '+inf');
       const counts = await withTimeout(p.exec(), 1000);
-      counts?.forEach(([, n], i) => {
+      // A pipeline answers per-command errors instead of rejecting when Redis is gone.
+      const failed = counts?.find(([err]) => err)?.[0];
+      if (!counts || failed) throw failed ?? new Error('no answer');
+      counts.forEach(([, n], i) => {
         if (!n) problems.push(`no live runner hosts agent ${agents[i]}`);
       });
     } catch {
