@@ -45,6 +45,7 @@ export interface MeshOptions {
   script?: FakeScript;
   runners?: number;
   concurrency?: number;
+  watchdog?: { intervalMs: number; minParkedMs: number };
   limits?: Partial<{
     maxDepth: number;
     maxDelegationsPerTurn: number;
@@ -94,7 +95,8 @@ export async function startMesh(t: Test, opts: MeshOptions): Promise<TestMesh> {
         maxRecoveries: 5,
         ...opts.limits,
       },
-      lockDurationMs: 4000,
+      lockDurationMs: 3000,
+      ...(opts.watchdog ? { watchdog: opts.watchdog } : {}),
       metricsPort: 0,
       log: silent,
     });

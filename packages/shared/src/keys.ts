@@ -15,6 +15,8 @@ export interface KeyLayout {
   calls(rootId: string, id: string): string;
   /** Hash: an invocation's memory (`ctx.memory`), field = key. */
   memory(rootId: string, id: string): string;
+  /** The prefix of one tree's keys; only the CANCEL_TREE Lua step builds keys from it. */
+  tree(rootId: string): string;
   /** Stream: the event log of a whole invocation tree. */
   events(rootId: string): string;
   /** Sorted set: ids of recent root invocations, score = createdAt, for listing. */
@@ -35,6 +37,8 @@ export interface KeyLayout {
   toolOutcome(idempotencyKey: string): string;
   /** String with TTL: the lease of a tool call running under an Idempotency-Key. */
   toolLease(idempotencyKey: string): string;
+  /** String with TTL: held by the runner sweeping for stuck parked parents. */
+  watchdogLock(): string;
   /** Sorted set: in-flight calls per model entry, for `maxConcurrency`. */
   modelSlots(model: string): string;
 }
@@ -50,6 +54,7 @@ export function keyLayout(prefix = 'mesh'): KeyLayout {
   return {
     prefix,
     bullPrefix: `{${prefix}-q}`,
+    tree: (rootId) => `${tree(rootId)}:`,
     invocation: (rootId, id) => `${tree(rootId)}:inv:${id}`,
     calls: (rootId, id) => `${tree(rootId)}:calls:${id}`,
     memory: (rootId, id) => `${tree(rootId)}:mem:${id}`,
@@ -64,5 +69,6 @@ export function keyLayout(prefix = 'mesh'): KeyLayout {
     toolOutcome: (key) => `${prefix}:tool-outcome:${key}`,
     toolLease: (key) => `${prefix}:tool-lease:${key}`,
     modelSlots: (model) => `${prefix}:model-slots:${model}`,
+    watchdogLock: () => `${prefix}:watchdog-lock`,
   };
 }

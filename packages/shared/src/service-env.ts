@@ -22,6 +22,8 @@ export interface ServiceEnv {
   maxResultBytes: number;
   /** BullMQ lock duration: a SIGKILLed runner's jobs move on after about this long. */
   lockDurationMs: number;
+  /** On SIGTERM, how long a runner lets jobs in hand finish before handing them back. */
+  drainMs: number;
   logLevel: string;
 }
 
@@ -59,7 +61,8 @@ export function serviceEnv(env: Record<string, string | undefined>): ServiceEnv 
     maxDepth: int('MESH_MAX_DEPTH', 8, 0),
     maxDelegationsPerTurn: int('MESH_MAX_DELEGATIONS_PER_TURN', 16, 0),
     maxResultBytes: int('MESH_MAX_RESULT_BYTES', 64 * 1024, 256),
-    lockDurationMs: int('RUNNER_LOCK_MS', 4000, 500),
+    lockDurationMs: int('RUNNER_LOCK_MS', 3000, 500),
+    drainMs: int('RUNNER_DRAIN_MS', 30_000, 0),
     logLevel: str('LOG_LEVEL') ?? 'info',
   };
   if (!/^[A-Za-z0-9_-]+$/.test(settings.prefix)) {

@@ -24,6 +24,7 @@ try {
     },
     lockDurationMs: env.lockDurationMs,
     metricsPort: env.runnerMetricsPort,
+    drainMs: env.drainMs,
     log,
   });
   let stopping = false;

@@ -8,6 +8,7 @@ import {
   keyLayout,
   type Logger,
   type MeshConfig,
+  MeshError,
   type MeshPlan,
   type ModelConfig,
   meshScripts,
@@ -18,6 +19,7 @@ import {
 import { Queue, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import { Agent } from 'undici';
+import { HandBackError, settleJobError } from './job-errors.js';
 import { type RunnerMetrics, runnerMetrics } from './metrics.js';
 import type { ChatModel } from './model/chat-model.js';
 import { OpenAIChatModel } from './model/openai-chat-model.js';
@@ -26,6 +28,7 @@ import { runActivation } from './steps/run-activation.js';
 import type { RunnerContext, RunnerLimits } from './steps/runner-context.js';
 import { ActivationStore } from './store/activation-store.js';
 import { ToolClient } from './tools/tool-client.js';
+import { startWatchdog } from './watchdog.js';
 
 /** What a runner process is built from: config, connections and settings (see DESIGN §10). */
 export interface RunnerOptions {
@@ -43,6 +46,10 @@ export interface RunnerOptions {
   metricsPort: number;
   log: Logger;
   codeAgents?: Record<string, CodeAgentShape>;
+  /** The parked-parent watchdog: how often it sweeps and how long a parent must have been parked. */
+  watchdog?: { intervalMs: number; minParkedMs: number };
+  /** How long close() lets jobs in hand finish before handing them back (default 30 s). */
+  drainMs?: number;
   /** Builds the client of a config model entry; the OpenAI-compatible client by default. */
   modelFactory?: (config: ModelConfig) => ChatModel;
 }
@@ -105,6 +112,14 @@ export async function buildRunner(opts: RunnerOptions): Promise<Runner> {
     log: opts.log,
   };
   const slots = new Slots(opts.concurrency);
+  // Cancellation's fast path: the gateway flags the subtree in Redis (what every activation
+  // checks) and broadcasts the ids; an activation in flight here aborts its model and tool calls.
+  const inFlight = new Map<string, AbortController>();
+  const subscriber = new Redis(opts.redisUrl, { maxRetriesPerRequest: null });
+  subscriber.on('message', (_channel: string, invocationId: string) => {
+    inFlight.get(invocationId)?.abort(new MeshError('cancelled', 'The invocation was cancelled.'));
+  });
+  await subscriber.subscribe(keys.cancelChannel());
   const workers = hosted.map(
     (name) =>
       new Worker(
@@ -112,9 +127,20 @@ export async function buildRunner(opts: RunnerOptions): Promise<Runner> {
         async (job, token, signal) => {
           await slots.acquire();
           metrics.slotsInUse.set(slots.inUse);
+          const cancel = new AbortController();
+          const invocationId = (job.data as { invocationId?: string })?.invocationId ?? '';
+          inFlight.set(invocationId, cancel);
           try {
-            await runActivation(ctx, job, token ?? '', signal ?? new AbortController().signal);
+            await runActivation(
+              ctx,
+              job,
+              token ?? '',
+              signal ? AbortSignal.any([signal, cancel.signal]) : cancel.signal,
+            );
+          } catch (e) {
+            await settleJobError(e, job, token ?? '');
           } finally {
+            inFlight.delete(invocationId);
             slots.release();
             metrics.slotsInUse.set(slots.inUse);
           }
@@ -140,6 +166,12 @@ export async function buildRunner(opts: RunnerOptions): Promise<Runner> {
   };
   await beat();
   const heartbeat = setInterval(() => void beat(), HEARTBEAT_MS);
+  const stopWatchdog = startWatchdog(
+    redis,
+    hosted.map((name) => queues.get(name)!),
+    { intervalMs: 15_000, minParkedMs: 10_000, ...opts.watchdog, lockKey: keys.watchdogLock() },
+    opts.log,
+  );
   const server = opts.metricsPort > 0 ? await serveMetrics(metrics.registry, opts.metricsPort) : undefined;
   opts.log.info({ runner: id, agents: hosted, concurrency: opts.concurrency }, 'runner ready');
   return {
@@ -149,13 +181,25 @@ export async function buildRunner(opts: RunnerOptions): Promise<Runner> {
     metricsPort: server ? (server.address() as { port: number }).port : undefined,
     async close() {
       clearInterval(heartbeat);
-      await Promise.all(workers.map((w) => w.close()));
+      stopWatchdog();
+      // Drain: take no new jobs, let the ones in hand finish; past the drain timeout, hand the
+      // rest back to the queue (their recorded calls replay wherever they resume).
+      const drained = Promise.all(workers.map((w) => w.close()));
+      let timer: NodeJS.Timeout | undefined;
+      const late = await Promise.race([
+        drained.then(() => false),
+        new Promise<boolean>((r) => (timer = setTimeout(() => r(true), opts.drainMs ?? 30_000))),
+      ]);
+      clearTimeout(timer);
+      if (late) for (const c of inFlight.values()) c.abort(new HandBackError());
+      await drained;
       const p = redis.pipeline();
       for (const name of hosted) p.zrem(keys.agentRunners(name), id);
       await p.exec().catch(() => undefined);
       await Promise.all([...queues.values()].map((q) => q.close()));
       await new Promise<void>((r) => (server ? server.close(() => r()) : r()));
       await dispatcher.close();
+      subscriber.disconnect();
       redis.disconnect();
     },
   };

@@ -45,9 +45,7 @@ export function decideNextStep(
     if (reply.toolCalls.length > 0) {
       const pending = reply.toolCalls
         .map((c, i) => planCall(agent, c, toolCallId(turn, i), limits, i, reply.toolCalls))
-        .filter(
-          (c) => records.get(c.callId)?.status !== 'succeeded' && records.get(c.callId)?.status !== 'failed',
-        );
+        .filter((c) => !isDone(records.get(c.callId)));
       if (pending.length > 0) {
         if (lastTurn) return maxIterations(agent);
         return { type: 'call_tools', turn, calls: pending };
@@ -63,6 +61,9 @@ export function decideNextStep(
     }
   }
 }
+
+/** A call is done once it has an outcome; a cancelled call is a failed one for the model. */
+const isDone = (r: CallRecord | undefined) => r !== undefined && r.status !== 'started';
 
 const maxIterations = (agent: AgentPlan): NextStep => ({
   type: 'fail',

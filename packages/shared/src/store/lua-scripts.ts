@@ -48,13 +48,15 @@ return {epoch, recovered, redis.call('HGETALL', KEYS[1]), redis.call('HGETALL', 
 
 /**
  * Writes a call record (and usage) under the activation's epoch. KEYS: inv, calls, events.
- * ARGV: epoch, callId, recordJSON, eventJSON, modelCalls+, promptTokens+, completionTokens+.
- * Returns 1, or 0 when fenced out (another activation took over).
+ * ARGV: epoch, callId, recordJSON, eventJSON, modelCalls+, promptTokens+, completionTokens+,
+ * checkCancel ('1' = refuse when the invocation is flagged cancelled: a call about to start).
+ * Returns 1, 0 when fenced out (another activation took over), or 2 when cancelled.
  */
 export const RECORD_CALL: LuaScript = {
   numberOfKeys: 3,
   lua: `
 if redis.call('HGET', KEYS[1], 'epoch') ~= ARGV[1] then return 0 end
+if ARGV[8] == '1' and redis.call('HGET', KEYS[1], 'cancelRequested') == '1' then return 2 end
 redis.call('HSET', KEYS[2], ARGV[2], ARGV[3])
 if ARGV[4] ~= '' then redis.call('XADD', KEYS[3], 'MAXLEN', '~', '100000', '*', 'e', ARGV[4]) end
 if ARGV[5] ~= '0' then redis.call('HINCRBY', KEYS[1], 'modelCalls', ARGV[5]) end
@@ -99,7 +101,9 @@ return 1`,
  * Writes the terminal state once (compare-and-set), completes the parent's call record when the
  * invocation is a delegation, sets the retention TTL, appends the event and wakes waiters.
  * KEYS: inv, calls, memory, events, parent calls (or ''). ARGV: epoch ('' = unfenced), status,
- * outputJSON (''), errorJSON (''), finishedAt, parentCallId (''), parentStatus, parentContent,
+ * outputJSON (''), errorJSON (''), finishedAt, parentCallId (''), parentStatus (a cancelled
+ * child leaves its parent's record `cancelled`: a failed delegation with reason cancelled, with
+ * no terminal failure recorded), parentContent,
  * parentErrorJSON, finishedAtIso, eventJSON, retentionSeconds, doneChannel, parentEventJSON.
  * Returns 1 when written, 0 when already terminal or fenced out.
  */
@@ -134,4 +138,34 @@ redis.call('EXPIRE', KEYS[3], ttl)
 if redis.call('HGET', KEYS[1], 'parentId') == false then redis.call('EXPIRE', KEYS[4], ttl) end
 redis.call('PUBLISH', ARGV[13], redis.call('HGET', KEYS[1], 'id'))
 return 1`,
+};
+
+/**
+ * Flags an invocation and its whole subtree (never its ancestors) as cancelled, walking the child
+ * ids in the call records. Children created later inherit the flag (SUBMIT_CHILD).
+ * KEYS: the target's inv key. ARGV: the tree's key prefix (`<prefix>:{<root>}:`, see keys.ts),
+ * the target's id. Returns the flagged invocations that were not terminal: {id, status, ...}.
+ */
+export const CANCEL_TREE: LuaScript = {
+  numberOfKeys: 1,
+  lua: `
+local out = {}
+local queue = {ARGV[2]}
+local i = 1
+while queue[i] do
+  local id = queue[i]
+  i = i + 1
+  local inv = ARGV[1] .. 'inv:' .. id
+  local status = redis.call('HGET', inv, 'status')
+  if status and status ~= 'succeeded' and status ~= 'failed' and status ~= 'cancelled' then
+    redis.call('HSET', inv, 'cancelRequested', '1')
+    table.insert(out, id)
+    table.insert(out, status)
+  end
+  for _, text in ipairs(redis.call('HVALS', ARGV[1] .. 'calls:' .. id)) do
+    local child = string.match(text, '"childId":"([^"]+)"')
+    if child then table.insert(queue, child) end
+  end
+end
+return out`,
 };

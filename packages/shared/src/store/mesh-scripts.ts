@@ -1,5 +1,6 @@
 import {
   ACTIVATE,
+  CANCEL_TREE,
   CREATE_INVOCATION,
   FINISH,
   type LuaScript,
@@ -23,6 +24,7 @@ export interface MeshScripts {
   submitChild: Caller;
   park: Caller;
   finish: Caller;
+  cancelTree: Caller;
 }
 
 const SCRIPTS: Record<keyof MeshScripts, LuaScript> = {
@@ -32,6 +34,7 @@ const SCRIPTS: Record<keyof MeshScripts, LuaScript> = {
   submitChild: SUBMIT_CHILD,
   park: PARK,
   finish: FINISH,
+  cancelTree: CANCEL_TREE,
 };
 
 /** Registers every Lua step on a connection (EVALSHA with EVAL fallback) and returns callers. */

@@ -50,6 +50,11 @@ export async function callModel(
     );
     return undefined;
   } catch (e) {
+    if (isMeshError(e, 'cancelled')) {
+      // A cancelled call is not a failure: no terminal failure is recorded for it (DESIGN §7).
+      await ctx.store.record(a, { ...started, status: 'cancelled', finishedAt: new Date().toISOString() });
+      throw e;
+    }
     if (signal.aborted) throw e;
     const error = isMeshError(e)
       ? { code: e.code, message: e.message }

@@ -4,11 +4,13 @@ import {
   DEFAULT_INPUT_SCHEMA,
   decideNextStep,
   describeValidation,
+  isMeshError,
   type JobData,
   type PlannedCall,
 } from '@agentmesh/shared';
 import { type Job, UnrecoverableError, WaitingChildrenError } from 'bullmq';
-import type { Activation } from '../store/activation-store.js';
+import { HandBackError } from '../job-errors.js';
+import { type Activation, FencedOutError } from '../store/activation-store.js';
 import { callModel } from './call-model.js';
 import { failLostChildren, submitDelegations } from './delegate.js';
 import { finishFailed, finishSucceeded } from './finish-invocation.js';
@@ -42,6 +44,25 @@ export async function runActivation(
   const refusal = refuse(ctx, agent, a);
   if (refusal) return finishFailed(ctx, a, refusal.error, refusal.status);
   if (!agent) return;
+  try {
+    await loop(ctx, agent, a, job, token, signal);
+  } catch (e) {
+    if (isMeshError(e, 'cancelled'))
+      return finishFailed(ctx, a, { code: 'cancelled', message: e.message }, 'cancelled');
+    if (e instanceof FencedOutError) return ctx.log.warn(log, e.message);
+    if (e instanceof HandBackError) await ctx.store.park(a, 'queued').catch(() => undefined);
+    throw e;
+  }
+}
+
+async function loop(
+  ctx: RunnerContext,
+  agent: AgentPlan,
+  a: Activation,
+  job: Job<JobData>,
+  token: string,
+  signal: AbortSignal,
+): Promise<void> {
   for (;;) {
     if (Date.now() >= a.state.deadline) {
       return finishFailed(ctx, a, {

@@ -1,6 +1,7 @@
 import {
   type CallRecord,
   type CodedError,
+  isMeshError,
   normalizeResult,
   type PlannedCall,
   toChatMessageContent,
@@ -71,18 +72,26 @@ async function runTool(ctx: RunnerContext, a: Activation, c: ToolCall, signal: A
   const info = ctx.catalogue().get(c.name);
   const t0 = performance.now();
   const timeoutMs = Math.min(info?.timeoutMs ?? 60_000, Math.max(1, s.deadline - Date.now()));
-  const outcome = await ctx.tools.invoke(
-    c.name,
-    c.args,
-    {
-      invocationId: s.id,
-      callId: c.callId,
-      agent: s.agent,
-      deadline: new Date(s.deadline).toISOString(),
-      idempotencyKey: `${s.id}/${c.callId}`,
-    },
-    { signal, timeoutMs, traceparent: s.traceparent },
-  );
+  const outcome = await ctx.tools
+    .invoke(
+      c.name,
+      c.args,
+      {
+        invocationId: s.id,
+        callId: c.callId,
+        agent: s.agent,
+        deadline: new Date(s.deadline).toISOString(),
+        idempotencyKey: `${s.id}/${c.callId}`,
+      },
+      { signal, timeoutMs, traceparent: s.traceparent },
+    )
+    .catch(async (e: unknown) => {
+      // Cancelled: the call ends `cancelled`, never as a recorded failure (DESIGN §7).
+      if (isMeshError(e, 'cancelled')) {
+        await ctx.store.record(a, { ...started, status: 'cancelled', finishedAt: new Date().toISOString() });
+      }
+      throw e;
+    });
   ctx.metrics.toolSeconds.observe({ agent: s.agent, tool: c.name }, (performance.now() - t0) / 1000);
   let content: string | undefined;
   let error: CodedError | undefined;

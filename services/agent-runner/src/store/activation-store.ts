@@ -1,14 +1,16 @@
 import {
   type CallRecord,
-  type CodedError,
   decodeCalls,
   decodeInvocation,
   encodeEvent,
   encodeNewInvocation,
+  finishArgs,
   type InvocationState,
   type KeyLayout,
+  MeshError,
   type MeshEventType,
   type MeshScripts,
+  type Outcome,
 } from '@agentmesh/shared';
 import type { Redis } from 'ioredis';
 
@@ -19,6 +21,8 @@ export class FencedOutError extends Error {
     this.name = 'FencedOutError';
   }
 }
+
+const NO_USAGE = { modelCalls: 0, promptTokens: 0, completionTokens: 0 };
 
 const pairs = (flat: string[]): Record<string, string> => {
   const o: Record<string, string> = {};
@@ -73,16 +77,16 @@ export class ActivationStore {
     return new Map(decodeCalls(flat).map((r) => [r.callId, r]));
   }
 
-  /** Writes a call record (and usage), appending an event; throws FencedOutError when fenced out. */
+  /**
+   * Writes a call record (and usage), appending an event; throws FencedOutError when fenced out.
+   * Recording a call as `started` also checks the cancel flag (no extra round trip): a cancelled
+   * invocation starts no further call, and this throws MeshError('cancelled').
+   */
   async record(
     a: Activation,
     record: CallRecord,
     event?: { type: MeshEventType; data: unknown },
-    usage: { modelCalls: number; promptTokens: number; completionTokens: number } = {
-      modelCalls: 0,
-      promptTokens: 0,
-      completionTokens: 0,
-    },
+    usage: { modelCalls: number; promptTokens: number; completionTokens: number } = NO_USAGE,
   ): Promise<void> {
     const s = a.state;
     const ok = await this.scripts.recordCall(
@@ -96,7 +100,9 @@ export class ActivationStore {
       usage.modelCalls,
       usage.promptTokens,
       usage.completionTokens,
+      record.status === 'started' ? '1' : '0',
     );
+    if (ok === 2) throw new MeshError('cancelled', 'The invocation was cancelled.');
     if (ok !== 1) throw new FencedOutError(s.id);
     a.records.set(record.callId, record);
   }
@@ -144,7 +150,7 @@ export class ActivationStore {
   }
 
   /** Marks the invocation `waiting` before it releases its worker slot (`running` if it stays). */
-  async park(a: Activation, status: 'waiting' | 'running' = 'waiting'): Promise<void> {
+  async park(a: Activation, status: 'waiting' | 'running' | 'queued' = 'waiting'): Promise<void> {
     const ok = await this.scripts.park(this.keys.invocation(a.state.rootId, a.state.id), a.epoch, status);
     if (ok !== 1) throw new FencedOutError(a.state.id);
   }
@@ -154,47 +160,8 @@ export class ActivationStore {
    * the tool message content (success) or the error (failure). `epoch` undefined = unfenced (a
    * parent failing a lost child). Returns false when it was terminal already.
    */
-  async finish(
-    s: InvocationState,
-    epoch: number | undefined,
-    outcome:
-      | { status: 'succeeded'; output: unknown; content: string }
-      | { status: 'failed' | 'cancelled'; error: CodedError },
-  ): Promise<boolean> {
-    const now = Date.now();
-    const ok = outcome.status === 'succeeded';
-    const ret = await this.scripts.finish(
-      this.keys.invocation(s.rootId, s.id),
-      this.keys.calls(s.rootId, s.id),
-      this.keys.memory(s.rootId, s.id),
-      this.keys.events(s.rootId),
-      s.parentId ? this.keys.calls(s.rootId, s.parentId) : this.keys.calls(s.rootId, s.id),
-      epoch ?? '',
-      outcome.status,
-      ok ? JSON.stringify(outcome.output) : '',
-      ok ? '' : JSON.stringify(outcome.error),
-      now,
-      s.parentCallId ?? '',
-      ok ? 'succeeded' : 'failed',
-      ok ? outcome.content : '',
-      ok ? '' : JSON.stringify(outcome.error),
-      new Date(now).toISOString(),
-      encodeEvent(
-        s,
-        ok ? 'output' : 'status',
-        ok ? { status: 'succeeded', output: outcome.output } : outcome,
-      ),
-      this.retentionSeconds,
-      this.keys.doneChannel(),
-      s.parentId
-        ? encodeEvent({ id: s.parentId, agent: s.parentAgent ?? '' }, 'delegation_finished', {
-            callId: s.parentCallId,
-            subagent: s.agent,
-            childId: s.id,
-            status: outcome.status,
-          })
-        : '',
-    );
+  async finish(s: InvocationState, epoch: number | undefined, outcome: Outcome): Promise<boolean> {
+    const ret = await this.scripts.finish(...finishArgs(this.keys, s, epoch, outcome, this.retentionSeconds));
     if (ret !== 1 && epoch !== undefined) {
       const status = await this.redis.hget(this.keys.invocation(s.rootId, s.id), 'status');
       if (status !== 'succeeded' && status !== 'failed' && status !== 'cancelled')

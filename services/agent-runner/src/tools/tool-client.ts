@@ -4,6 +4,9 @@ import { type Dispatcher, request } from 'undici';
 /** How a tool call ended, as the ReAct loop records it. */
 export type ToolOutcome = { ok: true; result: unknown } | { ok: false; error: CodedError };
 
+/** How long a call keeps retrying while the tool-host is unreachable (it may be restarting). */
+const UNREACHABLE_BUDGET_MS = 30_000;
+
 /** Calls tools on the tool-host over HTTP. */
 export class ToolClient {
   constructor(
@@ -12,43 +15,61 @@ export class ToolClient {
     private readonly dispatcher?: Dispatcher,
   ) {}
 
-  /** Invokes a tool; every failure (HTTP, network, timeout) comes back as data with a reason. */
+  /**
+   * Invokes a tool; every failure (HTTP, timeout) comes back as data with a reason. While the
+   * tool-host is unreachable the call is repeated with the same Idempotency-Key, so the tool-host
+   * decides from its record whether the tool runs again (DESIGN §7).
+   */
   async invoke(
     name: string,
     args: Record<string, unknown>,
     context: ToolContext,
     opts: { signal: AbortSignal; timeoutMs: number; traceparent?: string | undefined },
   ): Promise<ToolOutcome> {
-    let status: number;
-    let text: string;
-    try {
-      const res = await request(
-        `${this.baseUrl.replace(/\/$/, '')}/tools/${encodeURIComponent(name)}/invoke`,
-        {
-          method: 'POST',
-          headers: {
-            'content-type': 'application/json',
-            'idempotency-key': context.idempotencyKey,
-            ...(this.internalToken ? { authorization: `Bearer ${this.internalToken}` } : {}),
-            ...(opts.traceparent ? { traceparent: opts.traceparent } : {}),
-          },
-          body: JSON.stringify({ args, context }),
-          signal: AbortSignal.any([opts.signal, AbortSignal.timeout(Math.max(1, opts.timeoutMs))]),
-          ...(this.dispatcher ? { dispatcher: this.dispatcher } : {}),
-        },
-      );
-      status = res.statusCode;
-      text = await res.body.text();
-    } catch (e) {
-      if (opts.signal.aborted) throw opts.signal.reason ?? e;
-      const timedOut = (e as Error).name === 'TimeoutError';
-      return timedOut
-        ? { ok: false, error: { code: 'tool_timeout', message: `no answer within ${opts.timeoutMs} ms` } }
-        : {
+    const giveUpAt = Math.min(Date.parse(context.deadline), Date.now() + UNREACHABLE_BUDGET_MS);
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.attempt(name, args, context, opts);
+      } catch (e) {
+        if (opts.signal.aborted) throw opts.signal.reason ?? e;
+        if ((e as Error).name === 'TimeoutError') {
+          return {
+            ok: false,
+            error: { code: 'tool_timeout', message: `no answer within ${opts.timeoutMs} ms` },
+          };
+        }
+        const delay = Math.min(2000, 100 * 2 ** attempt);
+        if (Date.now() + delay >= giveUpAt) {
+          return {
             ok: false,
             error: { code: 'tool_failed', message: `the tool-host is unreachable (${(e as Error).message})` },
           };
+        }
+        await sleep(delay, opts.signal);
+      }
     }
+  }
+
+  private async attempt(
+    name: string,
+    args: Record<string, unknown>,
+    context: ToolContext,
+    opts: { signal: AbortSignal; timeoutMs: number; traceparent?: string | undefined },
+  ): Promise<ToolOutcome> {
+    const res = await request(`${this.baseUrl.replace(/\/$/, '')}/tools/${encodeURIComponent(name)}/invoke`, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        'idempotency-key': context.idempotencyKey,
+        ...(this.internalToken ? { authorization: `Bearer ${this.internalToken}` } : {}),
+        ...(opts.traceparent ? { traceparent: opts.traceparent } : {}),
+      },
+      body: JSON.stringify({ args, context }),
+      signal: AbortSignal.any([opts.signal, AbortSignal.timeout(Math.max(1, opts.timeoutMs))]),
+      ...(this.dispatcher ? { dispatcher: this.dispatcher } : {}),
+    });
+    const status = res.statusCode;
+    const text = await res.body.text();
     let body: {
       result?: unknown;
       error?: { code?: string; message?: string; details?: { path: string; message: string }[] };
@@ -75,4 +96,18 @@ export class ToolClient {
       },
     };
   }
+}
+
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(resolve, ms);
+    signal.addEventListener(
+      'abort',
+      () => {
+        clearTimeout(timer);
+        reject(signal.reason);
+      },
+      { once: true },
+    );
+  });
 }

@@ -2,6 +2,7 @@ import {
   type AgentPlan,
   encodeEvent,
   encodeNewInvocation,
+  finishArgs,
   type InvocationView,
   isTerminal,
   type JobData,
@@ -9,6 +10,7 @@ import {
   type MeshScripts,
   newRootId,
   readInvocation,
+  rootOf,
   toInvocationView,
 } from '@agentmesh/shared';
 import type { Queue } from 'bullmq';
@@ -74,6 +76,45 @@ export class InvocationService {
   async view(id: string): Promise<InvocationView | undefined> {
     const found = await readInvocation(this.redis, this.keys, id);
     return found && toInvocationView(found.state, found.calls);
+  }
+
+  /**
+   * Cancels an invocation and its whole subtree (never its ancestors): flags every node in Redis,
+   * which every runner checks before each call; broadcasts the ids so runners abort calls in
+   * flight; removes jobs still queued and finishes their invocations `cancelled` here. Parked
+   * parents resume when their children end and finish `cancelled`. Returns undefined for an
+   * unknown id; a terminal invocation is returned unchanged with `changed: false`.
+   */
+  async cancel(id: string): Promise<{ view: InvocationView; changed: boolean } | undefined> {
+    const before = await this.view(id);
+    if (!before) return undefined;
+    if (isTerminal(before.status)) return { view: before, changed: false };
+    const root = rootOf(id);
+    const flat = (await this.scripts.cancelTree(
+      this.keys.invocation(root, id),
+      this.keys.tree(root),
+      id,
+    )) as string[];
+    const pipeline = this.redis.pipeline();
+    for (let i = 0; i < flat.length; i += 2) pipeline.publish(this.keys.cancelChannel(), flat[i]!);
+    await pipeline.exec();
+    for (let i = 0; i < flat.length; i += 2) {
+      if (flat[i + 1] === 'queued') await this.dropQueued(flat[i]!);
+    }
+    return { view: (await this.view(id))!, changed: true };
+  }
+
+  /** A job not yet taken by a runner is removed, and its invocation finished `cancelled` at once. */
+  private async dropQueued(id: string): Promise<void> {
+    const found = await readInvocation(this.redis, this.keys, id);
+    const queue = found && this.queues.get(found.state.agent);
+    if (!found || !queue) return;
+    const removed = await queue.remove(id).catch(() => 0);
+    if (removed !== 1) return; // a runner holds it: it sees the flag and finishes it
+    const error = { code: 'cancelled', message: 'The invocation was cancelled.' };
+    await this.scripts.finish(
+      ...finishArgs(this.keys, found.state, undefined, { status: 'cancelled', error }, this.retentionSeconds),
+    );
   }
 
   /** True when the view is in a terminal state. */

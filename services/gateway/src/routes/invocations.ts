@@ -16,4 +16,14 @@ export const invocationRoutes: FastifyPluginAsync<{ invocations: InvocationServi
       return view;
     },
   );
+
+  app.delete<{ Params: { id: string } }>(
+    '/invocations/:id',
+    { schema: { tags: ['invocations'], summary: 'Cancel an invocation and its whole subtree' } },
+    async (req, reply) => {
+      const result = isInvocationId(req.params.id) ? await invocations.cancel(req.params.id) : undefined;
+      if (!result) throw new MeshError('invocation_not_found', `No invocation has id ${req.params.id}.`);
+      return reply.status(result.changed ? 202 : 200).send(result.view);
+    },
+  );
 };

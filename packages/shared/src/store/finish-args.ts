@@ -1,0 +1,56 @@
+import type { KeyLayout } from '../keys.js';
+import type { CodedError } from '../wire/invocation-view.js';
+import { encodeEvent } from '../wire/mesh-event.js';
+import type { InvocationState } from './invocation-state.js';
+
+/** How an invocation ends: with its output and the tool message content for its parent, or an error. */
+export type Outcome =
+  | { status: 'succeeded'; output: unknown; content: string }
+  | { status: 'failed' | 'cancelled'; error: CodedError };
+
+/** The keys and arguments of the FINISH Lua step for an invocation; `epoch` undefined = unfenced. */
+export function finishArgs(
+  keys: KeyLayout,
+  s: InvocationState,
+  epoch: number | undefined,
+  outcome: Outcome,
+  retentionSeconds: number,
+  now = Date.now(),
+): (string | number)[] {
+  const ok = outcome.status === 'succeeded';
+  const error = ok ? '' : JSON.stringify(outcome.error);
+  const parentEvent = s.parentId
+    ? encodeEvent(
+        { id: s.parentId, agent: s.parentAgent ?? '' },
+        'delegation_finished',
+        { callId: s.parentCallId, subagent: s.agent, childId: s.id, status: outcome.status },
+        now,
+      )
+    : '';
+  return [
+    keys.invocation(s.rootId, s.id),
+    keys.calls(s.rootId, s.id),
+    keys.memory(s.rootId, s.id),
+    keys.events(s.rootId),
+    keys.calls(s.rootId, s.parentId ?? s.id),
+    epoch ?? '',
+    outcome.status,
+    ok ? JSON.stringify(outcome.output) : '',
+    error,
+    now,
+    s.parentCallId ?? '',
+    outcome.status,
+    ok ? outcome.content : '',
+    error,
+    new Date(now).toISOString(),
+    encodeEvent(
+      s,
+      ok ? 'output' : 'status',
+      ok ? { status: 'succeeded', output: outcome.output } : outcome,
+      now,
+    ),
+    retentionSeconds,
+    keys.doneChannel(),
+    parentEvent,
+  ];
+}

@@ -1,0 +1,55 @@
+import type { Logger } from '@agentmesh/shared';
+import type { Queue } from 'bullmq';
+import type { Redis } from 'ioredis';
+
+/** How often the watchdog looks, and how long a parent must have been parked to be suspect. */
+export interface WatchdogOptions {
+  intervalMs: number;
+  minParkedMs: number;
+  /** A Redis key that keeps two runners from resuming the same parent at once. */
+  lockKey: string;
+}
+
+/**
+ * Finds parents parked in waiting-children with no pending child left, which BullMQ should have
+ * moved back to the queue but, in rare cases, does not (bullmq #3235, #2644). Such a parent is
+ * resumed by a fresh job for the same invocation; the stuck one is removed (its children are done
+ * and their results are in the parent's call records, not in BullMQ). Fencing makes a race with a
+ * late BullMQ wake-up harmless: one activation wins, the other is fenced out.
+ */
+export function startWatchdog(redis: Redis, queues: Queue[], opts: WatchdogOptions, log: Logger): () => void {
+  let running = false;
+  const sweep = async () => {
+    if (running) return;
+    running = true;
+    try {
+      const lock = await redis.set(opts.lockKey, '1', 'PX', opts.intervalMs, 'NX');
+      if (lock !== 'OK') return;
+      for (const queue of queues) {
+        for (const job of await queue.getWaitingChildren(0, 499)) {
+          if (!job?.id || Date.now() - (job.processedOn ?? job.timestamp) < opts.minParkedMs) continue;
+          const { unprocessed } = await job.getDependenciesCount({ unprocessed: true });
+          if ((unprocessed ?? 0) > 0) continue;
+          log.warn(
+            { invocationId: job.data?.invocationId, jobId: job.id },
+            'resuming a parent left parked with no pending children',
+          );
+          // The new job keeps the stuck one's place under its own parent, then the stuck one goes.
+          const parent = job.parent ? { id: job.parent.id, queue: job.parent.queueKey } : undefined;
+          await queue.add(job.name, job.data, {
+            ...job.opts,
+            jobId: `${job.data.invocationId}-w${Date.now()}`,
+            ...(parent ? { parent } : {}),
+          } as never);
+          await job.remove({ removeChildren: false }).catch(() => undefined);
+        }
+      }
+    } catch (e) {
+      log.warn({ err: (e as Error).message }, 'watchdog sweep failed');
+    } finally {
+      running = false;
+    }
+  };
+  const timer = setInterval(() => void sweep(), opts.intervalMs);
+  return () => clearInterval(timer);
+}

@@ -1,0 +1,54 @@
+// BullMQ can leave a parent in waiting-children after its last child finished (bullmq #3235,
+// #2644). Here the child's link in the parent's dependency set is removed while the child runs,
+// which is that bug's state: the child's completion then wakes nobody. The watchdog must resume
+// the parent from its records.
+import { keyLayout, queueName } from '@agentmesh/shared';
+import t from 'tap';
+import { turnOf } from '../support/fake-model.js';
+import { startMesh } from '../support/mesh.js';
+import { waitUntil } from '../support/wait-until.js';
+
+t.test('a parent left parked after its last child finished is resumed by the watchdog', async (t) => {
+  const mesh = await startMesh(t, {
+    watchdog: { intervalMs: 300, minParkedMs: 500 },
+    agentsYaml: `
+  parent: {instructions: "@agent parent", subagents: [child]}
+  child: {instructions: "@agent child"}
+`,
+    script: (r) =>
+      r.agent === 'child'
+        ? { final: 'child answer', latencyMs: 1000 }
+        : turnOf(r) === 0
+          ? { calls: [{ name: '_subagent_child', args: { prompt: 'x' } }] }
+          : { final: `parent got ${r.messages.at(-1)!.content}` },
+  });
+  const started = await mesh.invoke('parent', { prompt: 'go' }, 'wait=0');
+  await waitUntil(
+    async () => mesh.model.of('child').length === 1,
+    20_000,
+    () => 'the child model call',
+  );
+  const { id } = started.json;
+  const childId = (await mesh.get(`/invocations/${id}`)).json.calls.find((c: any) => c.childId).childId;
+  const bull = keyLayout(mesh.prefix).bullPrefix;
+  const removed = await mesh.client.srem(
+    `${bull}:${queueName('parent')}:${id}:dependencies`,
+    `${bull}:${queueName('child')}:${childId}`,
+  );
+  t.equal(removed, 1, 'the parent was parked on the child');
+  const done = await waitUntil(
+    async () => {
+      const v = (await mesh.get(`/invocations/${id}`)).json;
+      return v.status === 'succeeded' ? v : undefined;
+    },
+    30_000,
+    () => 'the watchdog to resume the parent',
+  );
+  t.equal(done.output, 'parent got child answer');
+  t.same(
+    mesh.model.of('parent').map(turnOf),
+    [0, 1],
+    'the parent replayed its records: each model call once',
+  );
+  t.equal(mesh.model.of('child').length, 1);
+});

@@ -1,0 +1,53 @@
+import net from 'node:net';
+
+/** A TCP proxy a test can freeze: while held, nothing the clients send reaches the server. */
+export interface TcpProxy {
+  port: number;
+  url: string;
+  /** Stop forwarding client → server bytes (they are kept and sent on release). */
+  hold(): void;
+  release(): void;
+  close(): Promise<void>;
+}
+
+/** Starts a proxy to 127.0.0.1:`targetPort` on a free port. */
+export async function startTcpProxy(targetPort: number): Promise<TcpProxy> {
+  let held = false;
+  const waiting: (() => void)[] = [];
+  const sockets = new Set<net.Socket>();
+  const server = net.createServer((client) => {
+    const upstream = net.connect(targetPort, '127.0.0.1');
+    sockets.add(client).add(upstream);
+    client.on('data', (chunk) => {
+      if (!held) upstream.write(chunk);
+      else waiting.push(() => upstream.write(chunk));
+    });
+    upstream.on('data', (chunk) => client.write(chunk));
+    const end = () => {
+      client.destroy();
+      upstream.destroy();
+      sockets.delete(client);
+      sockets.delete(upstream);
+    };
+    client.on('close', end).on('error', end);
+    upstream.on('close', end).on('error', end);
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const { port } = server.address() as net.AddressInfo;
+  return {
+    port,
+    url: `redis://127.0.0.1:${port}`,
+    hold: () => {
+      held = true;
+    },
+    release: () => {
+      held = false;
+      for (const send of waiting.splice(0)) send();
+    },
+    close: () =>
+      new Promise((r) => {
+        for (const s of sockets) s.destroy();
+        server.close(() => r());
+      }),
+  };
+}
