@@ -5,12 +5,13 @@ import path from 'node:path';
 import { buildRunner, type Runner } from '@agentmesh/agent-runner';
 import { buildGateway, type Gateway } from '@agentmesh/gateway';
 import { keyLayout, type MeshConfig, parseConfig, type ToolDefinition } from '@agentmesh/shared';
-import { buildToolHost, loadToolDefinitions, publishCatalogue } from '@agentmesh/tool-host';
+import { buildToolHost, loadToolDefinitions, OutcomeStore, publishCatalogue } from '@agentmesh/tool-host';
 import type { FastifyInstance } from 'fastify';
 import { Redis } from 'ioredis';
 import type { Test } from 'tap';
 import { type FakeModel, type FakeScript, startFakeModel } from './fake-model.js';
-import { startRedis, type TestRedis } from './redis-server.js';
+import { freePort, startRedis, type TestRedis } from './redis-server.js';
+import { waitUntil } from './wait-until.js';
 
 /** A whole mesh started in-process for one test: Redis, fake model, tool-host, runners, gateway. */
 export interface TestMesh {
@@ -24,6 +25,9 @@ export interface TestMesh {
   prefix: string;
   /** The config written to a file, for services started as processes (`startService`). */
   configFile: string;
+  /** With `toolsModule`: the tool-host process and the env to start another one like it. */
+  toolHostProcess?: ReturnType<typeof startService>;
+  toolHostProcessEnv?: Record<string, string>;
   /** The env a service process needs to join this mesh. */
   env: Record<string, string>;
   /** A client on the test's Redis (closed at teardown). */
@@ -46,6 +50,16 @@ export interface MeshOptions {
   runners?: number;
   concurrency?: number;
   watchdog?: { intervalMs: number; minParkedMs: number };
+  /** The agents in-process runners host (default all). */
+  runnerAgents?: string[];
+  /** Redis with AOF (`appendfsync always`), for tests that restart it. */
+  aof?: boolean;
+  /**
+   * A tools module for a tool-host started as a process (`npm run tool-host`) instead of in-process;
+   * `toolHostEnv` is added to its environment.
+   */
+  toolsModule?: string;
+  toolHostEnv?: Record<string, string>;
   limits?: Partial<{
     maxDepth: number;
     maxDelegationsPerTurn: number;
@@ -58,27 +72,48 @@ const silent = { info() {}, warn() {}, error() {}, debug() {} };
 
 /** Starts a mesh and registers its teardown on `t` (everything stops even when the test fails). */
 export async function startMesh(t: Test, opts: MeshOptions): Promise<TestMesh> {
-  const redis = await startRedis();
+  const redis = await startRedis({ aof: opts.aof ?? false });
   t.teardown(() => redis.stop());
   const model = await startFakeModel(opts.script);
   t.teardown(() => model.close());
   const prefix = 'mesh';
-  const text = `models:\n  default: {provider: openai, baseUrl: '${model.url}', apiKey: test-key, model: fake}\ntools: []\nagents:\n${opts.agentsYaml}`;
+  const toolsList = opts.toolsModule ? `['${opts.toolsModule}']` : '[]';
+  const text = `models:\n  default: {provider: openai, baseUrl: '${model.url}', apiKey: test-key, model: fake}\ntools: ${toolsList}\nagents:\n${opts.agentsYaml}`;
   const configFile = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'mesh-config-')), 'mesh.yaml');
   fs.writeFileSync(configFile, text);
   const config = parseConfig(text, configFile, {}, 'yaml');
   const tools = loadToolDefinitions(opts.tools ?? []);
-  const toolHost = buildToolHost({ tools });
-  await toolHost.listen({ port: 0, host: '127.0.0.1' });
-  t.teardown(() => toolHost.close());
-  const toolHostUrl = `http://127.0.0.1:${(toolHost.server.address() as { port: number }).port}`;
   const client = new Redis(redis.url, { maxRetriesPerRequest: null });
   t.teardown(() => client.disconnect());
-  await publishCatalogue(
-    client,
-    keyLayout(prefix),
-    tools.map((x) => x.info),
-  );
+  const toolHost = buildToolHost({ tools, outcomes: new OutcomeStore(client, keyLayout(prefix), 3600) });
+  let toolHostUrl: string;
+  let toolHostProcess: ReturnType<typeof startService> | undefined;
+  let toolHostProcessEnv: Record<string, string> | undefined;
+  if (opts.toolsModule) {
+    const port = await freePort();
+    toolHostUrl = `http://127.0.0.1:${port}`;
+    toolHostProcessEnv = {
+      MESH_CONFIG: configFile,
+      REDIS_URL: redis.url,
+      TOOL_HOST_PORT: String(port),
+      ...opts.toolHostEnv,
+    };
+    toolHostProcess = startService(t, 'tool-host', toolHostProcessEnv);
+    await waitUntil(
+      async () => (await client.exists(keyLayout(prefix).catalogue())) === 1,
+      60_000,
+      () => 'tool-host',
+    );
+  } else {
+    await toolHost.listen({ port: 0, host: '127.0.0.1' });
+    t.teardown(() => toolHost.close());
+    toolHostUrl = `http://127.0.0.1:${(toolHost.server.address() as { port: number }).port}`;
+    await publishCatalogue(
+      client,
+      keyLayout(prefix),
+      tools.map((x) => x.info),
+    );
+  }
   const runners: Runner[] = [];
   for (let i = 0; i < (opts.runners ?? 1); i++) {
     const runner = await buildRunner({
@@ -87,6 +122,7 @@ export async function startMesh(t: Test, opts: MeshOptions): Promise<TestMesh> {
       prefix,
       toolHostUrl,
       concurrency: opts.concurrency ?? 16,
+      agents: opts.runnerAgents,
       retentionSeconds: 3600,
       limits: {
         maxDepth: 8,
@@ -134,6 +170,7 @@ export async function startMesh(t: Test, opts: MeshOptions): Promise<TestMesh> {
     runners,
     prefix,
     configFile,
+    ...(toolHostProcess ? { toolHostProcess, toolHostProcessEnv } : {}),
     env: { MESH_CONFIG: configFile, REDIS_URL: redis.url, TOOL_HOST_URL: toolHostUrl, MESH_PREFIX: prefix },
     client,
     invoke: (agent, body, query = 'wait=30') => inject('POST', `/agents/${agent}/invoke?${query}`, body),

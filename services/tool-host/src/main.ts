@@ -2,6 +2,7 @@ import { keyLayout, loadConfig, serviceEnv } from '@agentmesh/shared';
 import { Redis } from 'ioredis';
 import { pino } from 'pino';
 import { buildToolHost } from './app.js';
+import { OutcomeStore } from './idempotency/outcome-store.js';
 import { loadTools } from './load-tools.js';
 import { publishCatalogue } from './publish-catalogue.js';
 
@@ -10,12 +11,16 @@ const log = pino({ level: env.logLevel, base: { service: 'tool-host' } });
 try {
   const config = await loadConfig(env.configFile, process.env);
   const tools = await loadTools(config);
-  const app = buildToolHost({ tools, internalToken: env.internalToken, logger: log });
-  await app.listen({ port: env.toolHostPort, host: process.env.HOST ?? '127.0.0.1' });
   const redis = new Redis(env.redisUrl, { maxRetriesPerRequest: null });
+  redis.on('error', (e: Error) => log.warn({ err: e.message }, 'redis connection error'));
+  const keys = keyLayout(env.prefix);
+  // Outcomes outlive every invocation that could repeat the call: kept for the retention period.
+  const outcomes = new OutcomeStore(redis, keys, env.retentionSeconds);
+  const app = buildToolHost({ tools, internalToken: env.internalToken, logger: log, outcomes });
+  await app.listen({ port: env.toolHostPort, host: process.env.HOST ?? '127.0.0.1' });
   const version = await publishCatalogue(
     redis,
-    keyLayout(env.prefix),
+    keys,
     tools.map((t) => t.info),
   );
   log.info({ tools: tools.map((t) => t.info.name), version }, 'tool-host ready; catalogue published');

@@ -4,15 +4,22 @@ import {
   type Logger,
   MeshError,
   ToolInvokeRequest,
-  type ToolRunContext,
 } from '@agentmesh/shared';
 import type { FastifyPluginAsync } from 'fastify';
+import type { OutcomeStore, StoredOutcome } from '../idempotency/outcome-store.js';
 import type { LoadedTool } from '../load-tools.js';
+import { runTool } from '../run-tool.js';
 
-const DEFAULT_TIMEOUT_MS = 30_000;
+/** Options of the tool routes; without an outcome store, calls are not deduplicated. */
+export interface ToolRoutesOptions {
+  tools: LoadedTool[];
+  outcomes?: OutcomeStore | undefined;
+}
+
+const BUSY_POLL_MS = 100;
 
 /** `GET /tools` and `POST /tools/{name}/invoke`. */
-export const toolRoutes: FastifyPluginAsync<{ tools: LoadedTool[] }> = async (app, { tools }) => {
+export const toolRoutes: FastifyPluginAsync<ToolRoutesOptions> = async (app, { tools, outcomes }) => {
   const byName = new Map(tools.map((t) => [t.info.name, t]));
 
   app.get('/tools', async () => ({ tools: tools.map((t) => t.info) }));
@@ -32,51 +39,52 @@ export const toolRoutes: FastifyPluginAsync<{ tools: LoadedTool[] }> = async (ap
           check.details,
         );
       }
-      const timeoutMs = tool.info.timeoutMs ?? DEFAULT_TIMEOUT_MS;
-      const abort = new AbortController();
-      const timer = setTimeout(
-        () => abort.abort(new MeshError('tool_timeout', `no answer within ${timeoutMs} ms`)),
-        timeoutMs,
-      );
-      // The request stream closes as soon as its body has been read; only the connection closing
-      // while the tool still runs means the caller went away.
-      let settled = false;
+      // The request stream closes once its body is read; only the response closing while the
+      // tool still runs means the caller went away.
+      const callerGone = new AbortController();
+      let answered = false;
       reply.raw.on('close', () => {
-        if (!settled) abort.abort(new MeshError('cancelled', 'the caller went away'));
+        if (!answered) callerGone.abort(new MeshError('cancelled', 'the caller went away'));
       });
-      const ctx: ToolRunContext = {
-        ...context,
-        deadline: new Date(context.deadline),
-        signal: abort.signal,
-        log: req.log.child({
-          invocationId: context.invocationId,
-          callId: context.callId,
-          tool: tool.info.name,
-        }) as Logger,
-      };
+      const log = req.log.child({
+        invocationId: context.invocationId,
+        callId: context.callId,
+        tool: tool.info.name,
+      }) as Logger;
+      const key = context.idempotencyKey;
+      const waitUntil = Date.now() + (tool.info.timeoutMs ?? 30_000);
       try {
-        const result = await Promise.race([
-          Promise.resolve(tool.run(args, ctx)),
-          new Promise<never>((_, reject) =>
-            abort.signal.addEventListener('abort', () => reject(abort.signal.reason)),
-          ),
-        ]);
-        if (tool.info.output) {
-          const out = compileSchema(tool.info.output)(result);
-          if (!out.ok)
+        if (!outcomes) return answer((await runTool(tool, args, context, log, callerGone.signal)).outcome);
+        for (;;) {
+          const admission = await outcomes.admit(key, tool.info.idempotent);
+          if (admission.kind === 'done') return answer(admission.outcome);
+          if (admission.kind === 'in_doubt') {
             throw new MeshError(
-              'tool_failed',
-              `the result does not match the output schema: ${describeValidation(out.details)}`,
+              'tool_in_doubt',
+              `The call may or may not have taken effect: it started before and its outcome was lost. Tool ${tool.info.name} is not idempotent, so it was not run again.`,
             );
+          }
+          if (admission.kind === 'busy') {
+            // The same call runs elsewhere (a retry after a lost connection): wait for its outcome.
+            if (callerGone.signal.aborted) throw new MeshError('cancelled', 'the caller went away');
+            if (Date.now() > waitUntil)
+              throw new MeshError('tool_timeout', 'the same call is still running elsewhere');
+            await new Promise((r) => setTimeout(r, BUSY_POLL_MS));
+            continue;
+          }
+          const run = await runTool(tool, args, context, log, callerGone.signal);
+          if (run.abandoned) await admission.lease.abandon();
+          else await admission.lease.release(run.outcome);
+          return answer(run.outcome);
         }
-        return { result: result === undefined ? null : result };
-      } catch (e) {
-        if (e instanceof MeshError) throw e;
-        throw new MeshError('tool_failed', (e as Error)?.message ?? String(e));
       } finally {
-        settled = true;
-        clearTimeout(timer);
+        answered = true;
       }
     },
   );
 };
+
+function answer(outcome: StoredOutcome): { result: unknown } {
+  if (outcome.ok) return { result: outcome.result };
+  throw new MeshError(outcome.error.code as MeshError['code'], outcome.error.message);
+}

@@ -1,0 +1,64 @@
+import {
+  compileSchema,
+  describeValidation,
+  type Logger,
+  MeshError,
+  type ToolContext,
+  type ToolRunContext,
+} from '@agentmesh/shared';
+import type { StoredOutcome } from './idempotency/outcome-store.js';
+import type { LoadedTool } from './load-tools.js';
+
+const DEFAULT_TIMEOUT_MS = 30_000;
+
+/** How a run ended: its outcome, or `abandoned` when the caller left before it finished. */
+export type RunResult = { outcome: StoredOutcome; abandoned: boolean };
+
+/**
+ * Runs one tool call under its timeout, with the injected context; every failure becomes an
+ * outcome (a throw is `tool_failed` with its message, a result failing the output schema too).
+ * `callerGone` aborts the tool's signal; a tool that then fails leaves the call abandoned.
+ */
+export async function runTool(
+  tool: LoadedTool,
+  args: unknown,
+  context: ToolContext,
+  log: Logger,
+  callerGone: AbortSignal,
+): Promise<RunResult> {
+  const timeoutMs = tool.info.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+  const timeout = AbortSignal.timeout(timeoutMs);
+  const signal = AbortSignal.any([timeout, callerGone]);
+  const ctx: ToolRunContext = { ...context, deadline: new Date(context.deadline), signal, log };
+  try {
+    const result = await Promise.race([
+      Promise.resolve(tool.run(args, ctx)),
+      new Promise<never>((_, reject) =>
+        signal.addEventListener('abort', () => reject(signal.reason), { once: true }),
+      ),
+    ]);
+    if (tool.info.output) {
+      const out = compileSchema(tool.info.output)(result);
+      if (!out.ok) {
+        const reason = `the result does not match the output schema: ${describeValidation(out.details)}`;
+        return { outcome: { ok: false, error: { code: 'tool_failed', message: reason } }, abandoned: false };
+      }
+    }
+    return { outcome: { ok: true, result: result === undefined ? null : result }, abandoned: false };
+  } catch (e) {
+    if (callerGone.aborted) {
+      return {
+        outcome: { ok: false, error: { code: 'cancelled', message: 'the caller went away' } },
+        abandoned: true,
+      };
+    }
+    if (timeout.aborted) {
+      return {
+        outcome: { ok: false, error: { code: 'tool_timeout', message: `no answer within ${timeoutMs} ms` } },
+        abandoned: false,
+      };
+    }
+    const message = e instanceof MeshError || e instanceof Error ? e.message : String(e);
+    return { outcome: { ok: false, error: { code: 'tool_failed', message } }, abandoned: false };
+  }
+}
