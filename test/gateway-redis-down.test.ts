@@ -1,3 +1,4 @@
+import net from 'node:net';
 // With its Redis gone the gateway stays alive, says why it is not ready, and answers 503
 // `unavailable` (retryable) rather than a 500; after a Redis restart it serves again.
 import { buildGateway } from '@agentmesh/gateway';
@@ -61,6 +62,11 @@ agents:
     'only the runner is missing now',
   );
   await redis.stop();
+  // Hold the port: under parallel test files another redis-server could otherwise start on it and
+  // the gateway would reconnect to that one.
+  const squatter = net.createServer((socket) => socket.destroy());
+  await new Promise<void>((r) => squatter.listen(redis.port, '127.0.0.1', r));
+  t.teardown(() => new Promise<void>((r) => squatter.close(() => r())));
   for (;;) {
     const res = await request('GET', '/readyz');
     if (res.json.error?.message === 'Not ready: Redis is unreachable.') break;

@@ -189,3 +189,25 @@ t.test('a model endpoint that refuses the request fails the invocation with its 
   t.match(res.json, { status: 'failed', error: { code: 'model_error', message: /400: bad tools/ } });
   t.equal(mesh.model.requests.length, 1, 'a 400 is not retried');
 });
+
+t.test('a tool past its timeout goes back to the model as a failed tool message', async (t) => {
+  const slow = {
+    ...lookup,
+    name: 'slow',
+    timeoutMs: 200,
+    run: () => new Promise((r) => setTimeout(() => r('late'), 2000)),
+  };
+  const mesh = await startMesh(t, {
+    tools: [slow],
+    agentsYaml: `
+  a: {instructions: "@agent a", tools: [slow]}
+`,
+    script: (r) =>
+      turnOf(r) === 0
+        ? { calls: [{ name: 'slow', args: { path: 'x' } }] }
+        : { final: toolMessagesOf(r)[0]!.content! },
+  });
+  const res = await mesh.invoke('a', { prompt: 'go' });
+  t.equal(res.json.status, 'succeeded', 'the invocation goes on');
+  t.equal(res.json.output, 'Tool slow execute failed: no answer within 200 ms');
+});

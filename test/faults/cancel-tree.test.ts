@@ -1,6 +1,7 @@
 // Cancellation reaches the whole tree across processes: the gateway flags the subtree in Redis and
 // broadcasts it; the runner process aborts the model calls in flight; parked parents resume and end
 // `cancelled`; the model gets no request after the cancel.
+import { keyLayout } from '@agentmesh/shared';
 import t, { type Test } from 'tap';
 import { turnOf } from '../support/fake-model.js';
 import { startMesh, startService } from '../support/mesh.js';
@@ -115,3 +116,44 @@ t.test(
     await mesh.gateway.app.inject({ method: 'DELETE', url: `/invocations/${started.json.id}` });
   },
 );
+
+t.test('cancelling removes children still queued and finishes them cancelled', async (t) => {
+  const mesh = await startMesh(t, { runners: 0, agentsYaml: tree, script });
+  // No runner hosts `leaf`: its jobs stay queued until the cancel removes them.
+  const runner = startService(t, 'runner', { ...mesh.env, RUNNER_AGENTS: 'root,mid' });
+  await waitUntil(
+    async () => (await mesh.client.zcard(keyLayout(mesh.prefix).agentRunners('mid'))) === 1,
+    60_000,
+    () => runner.output(),
+  );
+  const started = await mesh.invoke('root', { prompt: 'go' }, 'wait=0');
+  const leafIds = await waitUntil(
+    async () => {
+      const root = (await mesh.get(`/invocations/${started.json.id}`)).json;
+      const mids = await Promise.all(
+        root.calls.filter((c: any) => c.childId).map((c: any) => mesh.get(`/invocations/${c.childId}`)),
+      );
+      const leaves = mids.flatMap((m) =>
+        m.json.calls.filter((c: any) => c.childId).map((c: any) => c.childId),
+      );
+      return leaves.length === 4 ? leaves : undefined;
+    },
+    30_000,
+    () => 'four queued leaves',
+  );
+  const res = await mesh.gateway.app.inject({ method: 'DELETE', url: `/invocations/${started.json.id}` });
+  t.equal(res.statusCode, 202);
+  await waitUntil(
+    async () => (await mesh.get(`/invocations/${started.json.id}`)).json.status === 'cancelled',
+    30_000,
+    () => 'root cancelled',
+  );
+  for (const id of leafIds) {
+    t.equal(
+      (await mesh.get(`/invocations/${id}`)).json.status,
+      'cancelled',
+      `leaf ${id.slice(-4)} cancelled`,
+    );
+  }
+  t.equal(mesh.model.of('leaf').length, 0, 'no leaf ever ran');
+});

@@ -52,3 +52,19 @@ t.test('a parent left parked after its last child finished is resumed by the wat
   );
   t.equal(mesh.model.of('child').length, 1);
 });
+
+t.test("a parent's deadline fires while it waits on a child that never runs", async (t) => {
+  const mesh = await startMesh(t, {
+    watchdog: { intervalMs: 300, minParkedMs: 500 },
+    runnerAgents: ['parent'],
+    agentsYaml: `
+  parent: {instructions: "@agent parent", subagents: [child]}
+  child: {instructions: "@agent child"}
+`,
+    script: () => ({ calls: [{ name: '_subagent_child', args: { prompt: 'x' } }] }),
+  });
+  const res = await mesh.invoke('parent', { prompt: 'go' }, 'wait=30&timeout=1');
+  t.equal(res.status, 200);
+  t.match(res.json, { status: 'failed', error: { code: 'deadline_exceeded' } });
+  t.equal(mesh.model.of('parent').length, 1);
+});

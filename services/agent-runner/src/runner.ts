@@ -13,6 +13,7 @@ import {
   type ModelConfig,
   meshScripts,
   queueName,
+  rootOf,
   type ToolInfo,
   waitForCatalogue,
 } from '@agentmesh/shared';
@@ -69,7 +70,8 @@ const HEARTBEAT_MS = 2000;
 /** Starts a runner: waits for the tool catalogue, builds the plan, then serves its agents' queues. */
 export async function buildRunner(opts: RunnerOptions): Promise<Runner> {
   const keys = keyLayout(opts.prefix);
-  const redis = new Redis(opts.redisUrl, { maxRetriesPerRequest: null, lazyConnect: false });
+  const redis = new Redis(opts.redisUrl, { maxRetriesPerRequest: null });
+  redis.on('error', (e: Error) => opts.log.warn({ err: e.message }, 'redis connection error'));
   const id = `${os.hostname()}-${process.pid}-${Math.random().toString(36).slice(2, 8)}`;
   const catalogue = await waitForCatalogue(redis, keys, {
     onWait: () => opts.log.info({}, 'waiting for the tool-host to publish its catalogue'),
@@ -116,6 +118,7 @@ export async function buildRunner(opts: RunnerOptions): Promise<Runner> {
   // checks) and broadcasts the ids; an activation in flight here aborts its model and tool calls.
   const inFlight = new Map<string, AbortController>();
   const subscriber = new Redis(opts.redisUrl, { maxRetriesPerRequest: null });
+  subscriber.on('error', (e: Error) => opts.log.warn({ err: e.message }, 'redis subscriber error'));
   subscriber.on('message', (_channel: string, invocationId: string) => {
     inFlight.get(invocationId)?.abort(new MeshError('cancelled', 'The invocation was cancelled.'));
   });
@@ -169,7 +172,13 @@ export async function buildRunner(opts: RunnerOptions): Promise<Runner> {
   const stopWatchdog = startWatchdog(
     redis,
     hosted.map((name) => queues.get(name)!),
-    { intervalMs: 15_000, minParkedMs: 10_000, ...opts.watchdog, lockKey: keys.watchdogLock() },
+    {
+      intervalMs: 5_000,
+      minParkedMs: 10_000,
+      ...opts.watchdog,
+      lockKey: keys.watchdogLock(),
+      invocationKey: (invocationId) => keys.invocation(rootOf(invocationId), invocationId),
+    },
     opts.log,
   );
   const server = opts.metricsPort > 0 ? await serveMetrics(metrics.registry, opts.metricsPort) : undefined;

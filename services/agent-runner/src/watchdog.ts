@@ -8,10 +8,12 @@ export interface WatchdogOptions {
   minParkedMs: number;
   /** A Redis key that keeps two runners from resuming the same parent at once. */
   lockKey: string;
+  /** The state key of an invocation (keys.ts), to read its deadline. */
+  invocationKey: (id: string) => string;
 }
 
 /**
- * Finds parents parked in waiting-children with no pending child left, which BullMQ should have
+ * Finds parents parked in waiting-children past their deadline, or with no pending child left, which BullMQ should have
  * moved back to the queue but, in rare cases, does not (bullmq #3235, #2644). Such a parent is
  * resumed by a fresh job for the same invocation; the stuck one is removed (its children are done
  * and their results are in the parent's call records, not in BullMQ). Fencing makes a race with a
@@ -28,17 +30,18 @@ export function startWatchdog(redis: Redis, queues: Queue[], opts: WatchdogOptio
       for (const queue of queues) {
         for (const job of await queue.getWaitingChildren(0, 499)) {
           if (!job?.id || Date.now() - (job.processedOn ?? job.timestamp) < opts.minParkedMs) continue;
+          const id = String(job.data?.invocationId ?? '');
+          const deadline = Number(await redis.hget(opts.invocationKey(id), 'deadline'));
+          const overdue = deadline > 0 && deadline < Date.now();
           const { unprocessed } = await job.getDependenciesCount({ unprocessed: true });
-          if ((unprocessed ?? 0) > 0) continue;
-          log.warn(
-            { invocationId: job.data?.invocationId, jobId: job.id },
-            'resuming a parent left parked with no pending children',
-          );
+          if ((unprocessed ?? 0) > 0 && !overdue) continue;
+          // An overdue parent resumes too: its deadline fires even while it waits on children.
+          log.warn({ invocationId: id, jobId: job.id, overdue }, 'resuming a parked parent');
           // The new job keeps the stuck one's place under its own parent, then the stuck one goes.
           const parent = job.parent ? { id: job.parent.id, queue: job.parent.queueKey } : undefined;
           await queue.add(job.name, job.data, {
             ...job.opts,
-            jobId: `${job.data.invocationId}-w${Date.now()}`,
+            jobId: `${id}-w${Date.now()}`,
             ...(parent ? { parent } : {}),
           } as never);
           await job.remove({ removeChildren: false }).catch(() => undefined);

@@ -54,6 +54,10 @@ export async function buildGateway(opts: GatewayOptions): Promise<Gateway> {
     lazyConnect: true,
   });
   const subscriber = new Redis(opts.redisUrl, { maxRetriesPerRequest: null, lazyConnect: true });
+  // ioredis reconnects by itself; an outage is logged here instead of as an unhandled event.
+  const logger = opts.logger ?? pino({ enabled: false });
+  for (const c of [redis, subscriber])
+    c.on('error', (e: Error) => logger.warn({ err: e.message }, 'redis connection error'));
   await Promise.all([redis.connect(), subscriber.connect()]);
   const queues = new Map(
     Object.keys(opts.config.agents).map((name) => [
@@ -89,7 +93,7 @@ export async function buildGateway(opts: GatewayOptions): Promise<Gateway> {
   }, 500);
 
   const app = Fastify({
-    loggerInstance: opts.logger ?? pino({ enabled: false }),
+    loggerInstance: logger,
     bodyLimit: opts.bodyLimit ?? 1024 * 1024,
   });
   // Only application/json bodies are accepted (DESIGN §3); fastify parses text/plain too by default.

@@ -2,6 +2,7 @@ import { timingSafeEqual } from 'node:crypto';
 import { MeshError } from '@agentmesh/shared';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { pino } from 'pino';
+import type { OutcomeStore } from './idempotency/outcome-store.js';
 import type { LoadedTool } from './load-tools.js';
 import { toolRoutes } from './routes/tools.js';
 
@@ -10,6 +11,8 @@ export interface ToolHostOptions {
   tools: LoadedTool[];
   /** When set, every call must carry `Authorization: Bearer <token>`. */
   internalToken?: string | undefined;
+  /** Keeps each Idempotency-Key's outcome; without it a repeated call runs again. */
+  outcomes?: OutcomeStore | undefined;
   /** A pino logger; silent when absent. */
   logger?: FastifyBaseLogger;
 }
@@ -60,7 +63,12 @@ export function buildToolHost(opts: ToolHostOptions): FastifyInstance {
       return reply.status(400).send(new MeshError('invalid_json', e.message).toBody());
     return reply.status(500).send(new MeshError('internal').toBody());
   });
+  app.setNotFoundHandler((req, reply) =>
+    reply
+      .status(404)
+      .send(new MeshError('not_found', `Route ${req.method} ${req.url.split('?')[0]} not found.`).toBody()),
+  );
   app.get('/healthz', async () => ({ status: 'ok' }));
-  app.register(toolRoutes, { tools: opts.tools });
+  app.register(toolRoutes, { tools: opts.tools, outcomes: opts.outcomes });
   return app;
 }

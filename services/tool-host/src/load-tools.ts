@@ -117,9 +117,12 @@ function toLoadedTool(
 
 function schemaOf(value: unknown, what: string, fail: (m: string) => void): JsonSchema | undefined {
   try {
+    const schema = declaredSchema(value, 'output');
     // A tool's arguments are always a JSON object (OpenAI function parameters).
-    const schema = declaredSchema(value, what === 'input' ? 'input' : 'output');
-    if (!schema) fail(`${what} schema must describe a JSON object`);
+    if (what === 'input' && schema?.type !== 'object') {
+      fail('input schema must describe a JSON object ("type": "object")');
+      return undefined;
+    }
     return schema ?? undefined;
   } catch (e) {
     fail(`${what}: ${(e as Error).message}`);

@@ -1,5 +1,6 @@
 import { MeshError, type ModelConfig, type ModelReply } from '@agentmesh/shared';
 import { type Dispatcher, request } from 'undici';
+import { abortableSleep } from '../abortable-sleep.js';
 import type { ChatModel, ChatRequest } from './chat-model.js';
 import { classifyHttpError, isRetryableStatus, retryAfterMs } from './classify-http-error.js';
 import { parseChatCompletion } from './parse-chat-completion.js';
@@ -75,16 +76,6 @@ export class OpenAIChatModel implements ChatModel {
         'The invocation ran past its deadline while retrying the model.',
       );
     }
-    await new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(resolve, delay);
-      req.signal.addEventListener(
-        'abort',
-        () => {
-          clearTimeout(timer);
-          reject(req.signal.reason);
-        },
-        { once: true },
-      );
-    });
+    await abortableSleep(delay, req.signal);
   }
 }

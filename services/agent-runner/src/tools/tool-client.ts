@@ -1,5 +1,6 @@
 import type { CodedError, ToolContext } from '@agentmesh/shared';
 import { type Dispatcher, request } from 'undici';
+import { abortableSleep } from '../abortable-sleep.js';
 
 /** How a tool call ended, as the ReAct loop records it. */
 export type ToolOutcome = { ok: true; result: unknown } | { ok: false; error: CodedError };
@@ -45,7 +46,7 @@ export class ToolClient {
             error: { code: 'tool_failed', message: `the tool-host is unreachable (${(e as Error).message})` },
           };
         }
-        await sleep(delay, opts.signal);
+        await abortableSleep(delay, opts.signal);
       }
     }
   }
@@ -96,18 +97,4 @@ export class ToolClient {
       },
     };
   }
-}
-
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(resolve, ms);
-    signal.addEventListener(
-      'abort',
-      () => {
-        clearTimeout(timer);
-        reject(signal.reason);
-      },
-      { once: true },
-    );
-  });
 }

@@ -41,7 +41,8 @@ export class Waiters {
         let timer: NodeJS.Timeout | undefined;
         const timeout = new Promise<boolean>((r) => {
           timer = setTimeout(() => r(false), ms);
-          signal?.addEventListener('abort', () => r(false), { once: true });
+          if (signal?.aborted) r(false);
+          else signal?.addEventListener('abort', () => r(false), { once: true });
         });
         const finished = await Promise.race([done.then(() => true), timeout]);
         clearTimeout(timer);

@@ -75,7 +75,11 @@ export const agentRoutes: FastifyPluginAsync<AgentRoutesOptions> = async (app, o
     );
     if (timeout <= 0) throw badQuery('timeout', 'must be greater than 0');
     const abort = new AbortController();
-    req.raw.on('close', () => abort.abort());
+    // The request stream closes once its body is read; the response closing before it was sent
+    // means the client went away, and its wait ends (the invocation goes on).
+    reply.raw.on('close', () => {
+      if (!reply.raw.writableFinished) abort.abort();
+    });
     const traceparent = req.headers.traceparent;
     const view = await invocations.start(agent, req.body, {
       timeoutMs: timeout * 1000,

@@ -1,0 +1,49 @@
+// Redis (with AOF) restarted mid-invocation: every service reconnects by itself and no invocation
+// or record is lost.
+import t from 'tap';
+import { turnOf } from '../support/fake-model.js';
+import { startMesh } from '../support/mesh.js';
+import { waitUntil } from '../support/wait-until.js';
+
+t.test(
+  'a Redis restart mid-invocation loses nothing: the tree finishes and recorded calls are not redone',
+  async (t) => {
+    const mesh = await startMesh(t, {
+      aof: true,
+      agentsYaml: `
+  parent: {instructions: "@agent parent", subagents: [child]}
+  child: {instructions: "@agent child"}
+`,
+      script: (r) =>
+        r.agent === 'child'
+          ? { final: 'child answer', latencyMs: 1500 }
+          : turnOf(r) === 0
+            ? { calls: [{ name: '_subagent_child', args: { prompt: 'x' } }] }
+            : { final: `parent got ${r.messages.at(-1)!.content}` },
+    });
+    const started = await mesh.invoke('parent', { prompt: 'go' }, 'wait=0');
+    await waitUntil(
+      async () => mesh.model.of('child').length === 1,
+      20_000,
+      () => 'the child model call',
+    );
+    await mesh.redis.restart();
+    const done = await waitUntil(
+      async () => {
+        const v = (await mesh.get(`/invocations/${started.json.id}`)).json;
+        return v?.status === 'succeeded' ? v : undefined;
+      },
+      60_000,
+      () => 'the invocation to finish after the restart',
+    );
+    t.equal(done.output, 'parent got child answer');
+    t.same(
+      mesh.model.of('parent').map(turnOf),
+      [0, 1],
+      'the parent model call recorded before the restart was not redone',
+    );
+    t.ok(mesh.model.of('child').length <= 2, 'the child call in flight during the restart ran at most twice');
+    const after = await mesh.invoke('parent', { prompt: 'again' });
+    t.equal(after.json.status, 'succeeded', 'new invocations run after the restart');
+  },
+);
