@@ -1,0 +1,28 @@
+import { composeAnswer } from './compose-answer.js';
+import type { ChatRequest } from './parse-chat-request.js';
+import { type PlannedToolCall, planDelegations } from './plan-delegations.js';
+
+/** The demo model's reply: tool calls to make, or a final text. */
+export type DemoReply = { type: 'tool_calls'; calls: PlannedToolCall[] } | { type: 'final'; content: string };
+
+/**
+ * Decides the reply from the request alone (the demo model keeps no state). On the first turn — the
+ * user's message is last and nothing has been answered yet — a planner (offered `_subagent_` tools)
+ * delegates the parts of the question in parallel, and a researcher (offered `search_docs`)
+ * searches the documents with the question. Once tool results are in, or when there is nothing to
+ * call, it answers.
+ */
+export function decideReply(request: ChatRequest): DemoReply {
+  const { messages, tools } = request;
+  const firstTurn = messages.at(-1)?.role === 'user' && !messages.some((m) => m.role === 'assistant');
+  if (firstTurn) {
+    const question = messages.at(-1)!.content;
+    if (tools.some((t) => t.name.startsWith('_subagent_'))) {
+      return { type: 'tool_calls', calls: planDelegations(question, tools) };
+    }
+    if (tools.some((t) => t.name === 'search_docs')) {
+      return { type: 'tool_calls', calls: [{ name: 'search_docs', args: { query: question, k: 3 } }] };
+    }
+  }
+  return { type: 'final', content: composeAnswer(messages) };
+}

@@ -1,0 +1,121 @@
+import { constants } from 'node:fs';
+import { access, mkdtemp, rm } from 'node:fs/promises';
+import net from 'node:net';
+import { tmpdir } from 'node:os';
+import { delimiter, join } from 'node:path';
+import tls from 'node:tls';
+import { freePort } from './free-port.js';
+import { type Service, spawnService } from './spawn-service.js';
+
+/** The Redis the mesh uses: the one at REDIS_URL, or a private `redis-server` child started for it. */
+export interface RedisHandle {
+  url: string;
+  /** The private child, when one was started. */
+  service?: Service;
+  stop(): Promise<void>;
+}
+
+const HOW_TO_GET_REDIS = `Start one and point REDIS_URL at it, for example:
+  docker run --rm -p 6379:6379 redis:7            (then: npm start)
+  sudo apt-get install redis-server                (Debian/Ubuntu; npm start then runs a private one)
+  brew install redis                               (macOS)`;
+
+/** Finds Redis at `url` with a PING; else starts a private `redis-server` (installing it as root). */
+export async function ensureRedis(
+  url: string,
+  say: (line: string) => void,
+  width: number,
+): Promise<RedisHandle> {
+  if (await pingRedis(url)) {
+    say(`using Redis at ${url}`);
+    return { url, stop: async () => {} };
+  }
+  say(`no Redis answered at ${url}; starting a private redis-server (in memory, nothing saved)`);
+  let bin = await findOnPath('redis-server');
+  if (!bin && process.getuid?.() === 0) {
+    say(
+      "redis-server is not installed: installing Debian's redis-server package (apt-get update && apt-get install -y redis-server)",
+    );
+    const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
+    const ok =
+      (await run('apt-get', ['update'], env, width)) &&
+      (await run('apt-get', ['install', '-y', 'redis-server'], env, width));
+    bin = await findOnPath('redis-server');
+    if (!ok || !bin) throw new Error(`Installing redis-server with apt-get failed.\n${HOW_TO_GET_REDIS}`);
+    say(`installed ${bin}`);
+  }
+  if (!bin) throw new Error(`No Redis at ${url} and no redis-server on PATH.\n${HOW_TO_GET_REDIS}`);
+  const port = await freePort();
+  const dir = await mkdtemp(join(tmpdir(), 'agentmesh-redis-'));
+  const args = [
+    '--port',
+    String(port),
+    '--bind',
+    '127.0.0.1',
+    '--dir',
+    dir,
+    '--save',
+    '',
+    '--appendonly',
+    'no',
+  ];
+  // Out of the terminal's process group: Ctrl-C must not stop Redis before the services have drained.
+  const service = spawnService('redis', bin, args, { env: process.env, cwd: dir, width, detached: true });
+  const privateUrl = `redis://127.0.0.1:${port}`;
+  const stop = async () => {
+    await service.stop(5000);
+    await rm(dir, { recursive: true, force: true });
+  };
+  for (const end = Date.now() + 15_000; !(await pingRedis(privateUrl)); ) {
+    if (!service.running || Date.now() > end) {
+      await stop();
+      throw new Error(`The private redis-server did not start on port ${port} (see its output above).`);
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  say(`private Redis ready at ${privateUrl} (stopped with the mesh)`);
+  return { url: privateUrl, service, stop };
+}
+
+/** True when a Redis server answers at `url` (any RESP reply counts: auth is the services' business). */
+export function pingRedis(url: string, timeoutMs = 1000): Promise<boolean> {
+  let target: URL;
+  try {
+    target = new URL(url);
+  } catch {
+    return Promise.resolve(false);
+  }
+  const port = Number(target.port || 6379);
+  const host = target.hostname.replace(/^\[|\]$/g, '') || '127.0.0.1';
+  return new Promise((resolve) => {
+    const socket =
+      target.protocol === 'rediss:'
+        ? tls.connect({ port, host, servername: host })
+        : net.connect({ port, host });
+    const done = (ok: boolean) => {
+      socket.destroy();
+      resolve(ok);
+    };
+    socket.setTimeout(timeoutMs, () => done(false));
+    socket.once('error', () => done(false));
+    socket.once(target.protocol === 'rediss:' ? 'secureConnect' : 'connect', () => socket.write('PING\r\n'));
+    socket.once('data', (data: Buffer) => done(data[0] === 0x2b || data[0] === 0x2d)); // '+' or '-'
+  });
+}
+
+async function findOnPath(name: string): Promise<string | undefined> {
+  for (const dir of (process.env.PATH ?? '').split(delimiter).filter(Boolean)) {
+    try {
+      await access(join(dir, name), constants.X_OK);
+      return join(dir, name);
+    } catch {
+      // not in this directory
+    }
+  }
+  return undefined;
+}
+
+async function run(command: string, args: string[], env: NodeJS.ProcessEnv, width: number): Promise<boolean> {
+  const status = await spawnService(command, command, args, { env, cwd: process.cwd(), width }).exited;
+  return status.code === 0;
+}

@@ -1,0 +1,155 @@
+// `npm start` (DESIGN §10): the whole mesh on one machine — Redis (found or started), the offline demo
+// model unless MODEL_BASE_URL is set, tool-host, RUNNERS runners and the gateway — until Ctrl-C.
+import { fileURLToPath } from 'node:url';
+import { type DemoModel, startDemoModel } from '../demo/model/demo-model.js';
+import { ensureRedis, type RedisHandle } from './ensure-redis.js';
+import { type ExitStatus, liveServices, type Service, spawnService } from './spawn-service.js';
+import { watchLauncher } from './watch-launcher.js';
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+const GRACE_MS = 15_000;
+// A service that exits because Ctrl-C reached the whole process group must not read as a crash.
+const SIGNAL_RACE_MS = 300;
+
+const env = process.env;
+const runners = setting('RUNNERS', 2, 1);
+const gatewayPort = setting('GATEWAY_PORT', 3000, 1);
+const toolHostPort = setting('TOOL_HOST_PORT', 3002, 1);
+const readyTimeoutMs = setting('READY_TIMEOUT_SECONDS', 180, 1) * 1000;
+const toolHostUrl = env.TOOL_HOST_URL || `http://127.0.0.1:${toolHostPort}`;
+const host = !env.HOST || env.HOST === '0.0.0.0' || env.HOST === '::' ? '127.0.0.1' : env.HOST;
+const gatewayUrl = `http://${host.includes(':') ? `[${host}]` : host}:${gatewayPort}`;
+const WIDTH = Math.max('tool-host'.length, `runner-${runners}`.length);
+
+let redis: RedisHandle | undefined;
+let model: DemoModel | undefined;
+let stopping: Promise<void> | undefined;
+
+const say = (text: string) => {
+  for (const line of text.split('\n')) process.stdout.write(`${'mesh'.padEnd(WIDTH)} | ${line}\n`);
+};
+
+/** Stops the services (they drain against Redis), then the private Redis and the demo model, then exits. */
+function shutdown(code: number, reason: string): Promise<void> {
+  stopping ??= (async () => {
+    say(reason);
+    const services = [...liveServices].filter((s) => s !== redis?.service);
+    await Promise.all(services.map((s) => s.stop(GRACE_MS)));
+    await redis?.stop();
+    await Promise.all([...liveServices].map((s) => s.stop(GRACE_MS)));
+    await model?.close();
+    say(code === 0 ? 'stopped' : 'stopped after a failure');
+    process.exit(code);
+  })();
+  return stopping;
+}
+
+// Ctrl-C reaches this script twice at once: from the terminal and relayed by tsx. Only a signal
+// that comes a while after the first one means "stop now".
+let firstSignalAt = 0;
+for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
+  process.on(signal, () => {
+    if (!stopping) {
+      firstSignalAt = Date.now();
+      return void shutdown(0, `${signal}: stopping every service (again to kill them at once)`);
+    }
+    if (Date.now() - firstSignalAt < 1000) return;
+    say(`${signal} again: killing every service now`);
+    for (const s of liveServices) s.signal('SIGKILL');
+  });
+}
+// `kill <npm pid>` reaches npm's shell but not this script (see watchLauncher): act on it all the same.
+watchLauncher(
+  (pid) =>
+    void shutdown(0, `the process that launched npm start (pid ${pid}) is gone: stopping every service`),
+);
+// Last resort (an exception in this script): no child outlives it.
+process.on('exit', () => {
+  for (const s of liveServices) s.signal('SIGKILL');
+});
+process.on('uncaughtException', (e) => void shutdown(1, `npm start failed: ${e.stack ?? e.message}`));
+
+try {
+  redis = await ensureRedis(env.REDIS_URL || 'redis://127.0.0.1:6379', say, WIDTH);
+} catch (e) {
+  say((e as Error).message);
+  await shutdown(1, 'cannot run the mesh without Redis');
+}
+if (stopping) await stopping; // a signal came while Redis was being found, installed or started
+if (!env.MODEL_BASE_URL) {
+  model = await startDemoModel({ port: 0, host: '127.0.0.1' });
+  say(`MODEL_BASE_URL is not set: answers come from the OFFLINE DEMO MODEL at ${model.url}`);
+  say(
+    '  (a scripted stand-in, not a language model; set MODEL_BASE_URL and OPENAI_API_KEY to use a real one)',
+  );
+} else {
+  say(`model: ${env.MODEL_BASE_URL} (${env.MODEL || 'gpt-4o-mini'})`);
+}
+
+const childEnv: NodeJS.ProcessEnv = {
+  ...env,
+  REDIS_URL: redis!.url,
+  GATEWAY_PORT: String(gatewayPort),
+  TOOL_HOST_PORT: String(toolHostPort),
+  TOOL_HOST_URL: toolHostUrl,
+  ...(model ? { MODEL_BASE_URL: model.url } : {}),
+};
+const start = (name: string, main: string): Service => {
+  const service = spawnService(name, process.execPath, ['--import', 'tsx', main], {
+    env: childEnv,
+    cwd: ROOT,
+    width: WIDTH,
+  });
+  void service.exited.then((status) => {
+    if (stopping) return;
+    setTimeout(() => {
+      if (!stopping) void shutdown(1, `${name} exited unexpectedly (${describe(status)}); stopping the mesh`);
+    }, SIGNAL_RACE_MS);
+  });
+  return service;
+};
+start('tool-host', 'services/tool-host/src/main.ts');
+for (let i = 1; i <= runners; i++) start(`runner-${i}`, 'services/agent-runner/src/main.ts');
+start('gateway', 'services/gateway/src/main.ts');
+
+say(`waiting for ${gatewayUrl}/readyz ...`);
+if (await waitForReady(`${gatewayUrl}/readyz`, readyTimeoutMs)) {
+  const auth = env.MESH_API_KEYS ? ` \\\n  -H 'authorization: Bearer <one of MESH_API_KEYS>'` : '';
+  const prompt =
+    'How does Redis persist data with the append-only file, how do BullMQ flows make a parent job wait for its children, and what is 2 * (16 + 4)?';
+  say(`ready: ${runners} runner(s), tool-host at ${toolHostUrl}, Redis at ${redis!.url}`);
+  process.stdout.write(
+    `\n  API docs (Swagger UI): ${gatewayUrl}/docs\n\n  Try the planner:\n\n` +
+      `curl -s -X POST '${gatewayUrl}/agents/planner/invoke?wait=60' \\\n  -H 'content-type: application/json'${auth} \\\n` +
+      `  -d '${JSON.stringify({ prompt })}'\n\n  Ctrl-C stops everything.\n\n`,
+  );
+} else if (!stopping) {
+  await shutdown(1, `the gateway was not ready within ${readyTimeoutMs / 1000} s; stopping the mesh`);
+}
+
+async function waitForReady(url: string, timeoutMs: number): Promise<boolean> {
+  for (const end = Date.now() + timeoutMs; Date.now() < end && !stopping; ) {
+    try {
+      const res = await fetch(url, { signal: AbortSignal.timeout(2000) });
+      await res.body?.cancel();
+      if (res.status === 200) return true;
+    } catch {
+      // not listening yet
+    }
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  return false;
+}
+
+function describe(status: ExitStatus): string {
+  return status.signal ? `signal ${status.signal}` : `exit code ${status.code}`;
+}
+
+function setting(name: string, fallback: number, min: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const n = Number(raw);
+  if (Number.isInteger(n) && n >= min) return n;
+  process.stderr.write(`${name} must be an integer ≥ ${min}, got "${raw}"\n`);
+  process.exit(1);
+}

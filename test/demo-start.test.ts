@@ -1,0 +1,169 @@
+// `npm start` for real: no Redis at REDIS_URL, so it starts its own; no model, so the offline demo
+// model answers; SIGTERM to npm stops every process it started.
+import { execFileSync, spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import t from 'tap';
+import { freePort, isListening } from '../scripts/free-port.js';
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+// Processes as `pid args` lines: a group's (`-g pgid`) or everyone's (`-e`); `ps` exits 1 when none match.
+function processes(...select: string[]): string[] {
+  try {
+    return execFileSync('ps', ['-o', 'pid=,args=', ...select], { encoding: 'utf8' })
+      .split('\n')
+      .map((l) => l.trim())
+      .filter(Boolean);
+  } catch {
+    return [];
+  }
+}
+const groupProcesses = (pgid: number) => processes('-g', String(pgid));
+// The private redis-server has its own process group (Ctrl-C must not stop it before the services).
+const redisProcesses = (port: number) =>
+  processes('-e').filter((p) => p.includes(`redis-server 127.0.0.1:${port}`));
+
+async function until<T>(
+  what: string,
+  ms: number,
+  probe: () => Promise<T | undefined> | T | undefined,
+): Promise<T> {
+  for (const end = Date.now() + ms; Date.now() < end; await sleep(250)) {
+    const value = await probe();
+    if (value !== undefined) return value;
+  }
+  throw new Error(`timed out after ${ms} ms waiting for ${what}`);
+}
+
+t.test(
+  'npm start runs the whole mesh on a private Redis and the demo model, and SIGTERM stops all of it',
+  async (t) => {
+    const redisPort = await freePort();
+    const gatewayPort = await freePort();
+    const toolHostPort = await freePort();
+    t.notOk(await isListening(redisPort), 'nothing listens at REDIS_URL');
+    const env: NodeJS.ProcessEnv = {
+      ...process.env,
+      REDIS_URL: `redis://127.0.0.1:${redisPort}`,
+      GATEWAY_PORT: String(gatewayPort),
+      TOOL_HOST_PORT: String(toolHostPort),
+      RUNNERS: '2',
+      LOG_LEVEL: 'warn',
+    };
+    for (const name of [
+      'MODEL_BASE_URL',
+      'TOOL_HOST_URL',
+      'MESH_CONFIG',
+      'MESH_API_KEYS',
+      'MESH_PREFIX',
+      'HOST',
+    ])
+      delete env[name];
+    // Its own process group, so the teardown can kill whatever is left even if the test fails.
+    const npm = spawn('npm', ['start'], {
+      cwd: ROOT,
+      env,
+      detached: true,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    const pgid = npm.pid!;
+    let output = '';
+    npm.stdout.on('data', (d: Buffer) => {
+      output += d.toString();
+    });
+    npm.stderr.on('data', (d: Buffer) => {
+      output += d.toString();
+    });
+    const npmExited = new Promise((resolve) => npm.once('exit', resolve));
+    // Every process of npm start shares these pipes: they end once the last one has exited.
+    const outputEnded = Promise.all(
+      [npm.stdout, npm.stderr].map((s) => new Promise((r) => s.once('end', r))),
+    );
+    let redisPid: number | undefined;
+    t.teardown(() => {
+      for (const target of [-pgid, redisPid]) {
+        try {
+          if (target !== undefined) process.kill(target, 'SIGKILL');
+        } catch {
+          // gone already, as it should be
+        }
+      }
+    });
+    const gateway = `http://127.0.0.1:${gatewayPort}`;
+    try {
+      await until('the docs URL', 180_000, () => {
+        if (npm.exitCode !== null) throw new Error(`npm start exited early (${npm.exitCode})`);
+        return output.includes(`${gateway}/docs`) ? true : undefined;
+      });
+    } catch (e) {
+      t.fail(`${(e as Error).message}\n${output.slice(-3000)}`);
+      return;
+    }
+    t.match(output, 'starting a private redis-server', 'it says it starts its own Redis');
+    t.match(output, /answers come from the OFFLINE DEMO MODEL/, 'it says who answers');
+    t.match(
+      output,
+      `curl -s -X POST '${gateway}/agents/planner/invoke?wait=60'`,
+      'it prints a curl for the planner',
+    );
+    const privateRedis = Number(/private Redis ready at redis:\/\/127\.0\.0\.1:(\d+)/.exec(output)?.[1]);
+    t.ok(
+      privateRedis > 0 && privateRedis !== 6379 && privateRedis !== redisPort,
+      `private Redis on port ${privateRedis}`,
+    );
+    t.equal((await fetch(`${gateway}/readyz`)).status, 200, 'the gateway is ready');
+
+    const res = await fetch(`${gateway}/agents/planner/invoke?wait=60`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({
+        prompt:
+          'How do BullMQ flows wait for child jobs, and how does Redis persist data? Also compute 3 * 16.',
+      }),
+    });
+    const view = (await res.json()) as {
+      status: string;
+      output: unknown;
+      calls: { kind: string; name: string }[];
+    };
+    t.equal(res.status, 200, 'the planner answers within the wait', { view });
+    t.equal(view.status, 'succeeded');
+    t.ok(String(view.output).startsWith('[offline demo model] '), 'the answer is labelled', {
+      output: view.output,
+    });
+    t.match(view.output, 'calculator: 3 * 16 = 48');
+    t.match(view.output, 'BullMQ flows: parent and child jobs', 'the answer cites a document title');
+    t.ok(view.calls.filter((c) => c.kind === 'subagent').length >= 2, 'the planner delegated twice');
+
+    const before = groupProcesses(pgid);
+    const [redisLine] = redisProcesses(privateRedis);
+    redisPid = Number(redisLine?.split(' ')[0]);
+    t.ok(redisPid > 0, 'the private redis-server runs');
+    for (const main of ['tool-host', 'agent-runner', 'gateway']) {
+      t.ok(
+        before.some((p) => p.includes(`services/${main}/src/main.ts`)),
+        `${main} runs in the group`,
+      );
+    }
+    t.equal(
+      before.filter((p) => p.includes('services/agent-runner/src/main.ts')).length,
+      2,
+      'two runners run',
+    );
+
+    process.kill(pgid, 'SIGTERM'); // npm itself, as a supervisor would
+    await npmExited;
+    const left = await until('every process of npm start to exit', 40_000, () => {
+      const now = groupProcesses(pgid);
+      return now.length === 0 ? now : undefined;
+    }).catch(() => groupProcesses(pgid));
+    t.strictSame(left, [], 'no process of npm start is left', { output: output.slice(-3000) });
+    t.strictSame(redisProcesses(privateRedis), [], 'no redis-server of npm start is left');
+    await Promise.race([outputEnded, sleep(5000)]);
+    t.match(output, /mesh\s+\| stopped/, 'it says it stopped');
+    t.notOk(await isListening(privateRedis), 'the private Redis is gone');
+    t.notOk(await isListening(gatewayPort), 'the gateway is gone');
+    t.notOk(await isListening(toolHostPort), 'the tool-host is gone');
+  },
+);
