@@ -36,14 +36,7 @@ t.test('a parent left parked after its last child finished is resumed by the wat
     `${bull}:${queueName('child')}:${childId}`,
   );
   t.equal(removed, 1, 'the parent was parked on the child');
-  const done = await waitUntil(
-    async () => {
-      const v = (await mesh.get(`/invocations/${id}`)).json;
-      return v.status === 'succeeded' ? v : undefined;
-    },
-    30_000,
-    () => 'the watchdog to resume the parent',
-  );
+  const done = await mesh.waitForStatus(id, 'succeeded', 30_000, () => 'the watchdog to resume the parent');
   t.equal(done.output, 'parent got child answer');
   t.same(
     mesh.model.of('parent').map(turnOf),

@@ -28,11 +28,9 @@ t.test(
       () => 'the child model call',
     );
     await mesh.redis.restart();
-    const done = await waitUntil(
-      async () => {
-        const v = (await mesh.get(`/invocations/${started.json.id}`)).json;
-        return v?.status === 'succeeded' ? v : undefined;
-      },
+    const done = await mesh.waitForStatus(
+      started.json.id,
+      'succeeded',
       60_000,
       () => 'the invocation to finish after the restart',
     );

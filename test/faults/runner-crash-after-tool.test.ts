@@ -64,11 +64,9 @@ t.test('a runner killed after a tool returned and before its record: the tool ra
     () => 'two runners',
   );
   const started = await mesh.invoke('agent', { prompt: 'go' }, 'wait=0');
-  const done = await waitUntil(
-    async () => {
-      const v = (await mesh.get(`/invocations/${started.json.id}`)).json;
-      return v.status === 'succeeded' ? v : undefined;
-    },
+  const done = await mesh.waitForStatus(
+    started.json.id,
+    'succeeded',
     60_000,
     () => 'the invocation to finish elsewhere',
   );

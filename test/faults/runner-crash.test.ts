@@ -59,11 +59,9 @@ t.test(
       () => 'the parent model call',
     );
     const { killedAt } = await killRunnerOf(mesh, started.json.id, 't0-model');
-    const done = await waitUntil(
-      async () => {
-        const v = (await mesh.get(`/invocations/${started.json.id}`)).json;
-        return v.status === 'succeeded' ? v : undefined;
-      },
+    const done = await mesh.waitForStatus(
+      started.json.id,
+      'succeeded',
       60_000,
       () => 'the invocation to finish elsewhere',
     );
@@ -88,11 +86,9 @@ t.test("a runner killed during a child's model call: only that call is re-issued
   const parentView = (await mesh.get(`/invocations/${started.json.id}`)).json;
   const childId = parentView.calls.find((c: any) => c.kind === 'subagent').childId;
   const { killedAt } = await killRunnerOf(mesh, childId, 't0-model');
-  const done = await waitUntil(
-    async () => {
-      const v = (await mesh.get(`/invocations/${started.json.id}`)).json;
-      return v.status === 'succeeded' ? v : undefined;
-    },
+  const done = await mesh.waitForStatus(
+    started.json.id,
+    'succeeded',
     60_000,
     () => 'the invocation to finish elsewhere',
   );

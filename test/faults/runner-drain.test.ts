@@ -56,14 +56,7 @@ t.test('past the drain timeout a runner hands its job back and another runner fi
     'handed back, not failed',
   );
   const second = startService(t, 'runner', mesh.env);
-  const done = await waitUntil(
-    async () => {
-      const v = (await mesh.get(`/invocations/${started.json.id}`)).json;
-      return v.status === 'succeeded' ? v : undefined;
-    },
-    60_000,
-    () => second.output(),
-  );
+  const done = await mesh.waitForStatus(started.json.id, 'succeeded', 60_000, () => second.output());
   t.equal(done.output, 'slow answer');
   t.same(mesh.model.requests.map(turnOf), [0, 0], 'the call cut short by the hand-back was issued again');
   t.same(

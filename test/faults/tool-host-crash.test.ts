@@ -41,11 +41,9 @@ for (const [tool, expected] of [
       process.kill(-mesh.toolHostProcess!.proc.pid!, 'SIGKILL');
       await mesh.toolHostProcess!.exited;
       startService(t, 'tool-host', mesh.toolHostProcessEnv!);
-      const done = await waitUntil(
-        async () => {
-          const v = (await mesh.get(`/invocations/${started.json.id}`)).json;
-          return v.status === 'succeeded' ? v : undefined;
-        },
+      const done = await mesh.waitForStatus(
+        started.json.id,
+        'succeeded',
         60_000,
         () => 'the invocation to finish',
       );

@@ -39,6 +39,8 @@ export interface TestMesh {
     query?: string,
   ): Promise<{ status: number; json: any; headers: Record<string, unknown> }>;
   get(url: string): Promise<{ status: number; json: any }>;
+  /** Polls GET /invocations/{id} until it has `status`, and returns that view (fails after `ms`). */
+  waitForStatus(id: string, status: string, ms?: number, what?: () => string): Promise<any>;
 }
 
 /** Options: the agents part of a mesh.yaml (with `{{model}}` unused), tools in code, runners. */
@@ -175,6 +177,15 @@ export async function startMesh(t: Test, opts: MeshOptions): Promise<TestMesh> {
     client,
     invoke: (agent, body, query = 'wait=30') => inject('POST', `/agents/${agent}/invoke?${query}`, body),
     get: (url) => inject('GET', url),
+    waitForStatus: (id, status, ms = 60_000, what = () => `${id} to be ${status}`) =>
+      waitUntil(
+        async () => {
+          const view = (await inject('GET', `/invocations/${id}`)).json;
+          return view?.status === status ? view : undefined;
+        },
+        ms,
+        what,
+      ),
   };
 }
 

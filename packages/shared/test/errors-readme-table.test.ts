@@ -4,21 +4,28 @@ import path from 'node:path';
 import t from 'tap';
 import { ERROR_CODES } from '../src/index.js';
 
-t.test("the README's error table lists every code with its status, retryability, fault and message", async (t) => {
-  const readme = fs.readFileSync(path.resolve(import.meta.dirname, '../../../README.md'), 'utf8');
-  const rows = [...readme.matchAll(/^\|\s*`([a-z_]+)`\s*\|\s*(\d{3})\s*\|\s*(yes|no)\s*\|\s*(user|model|system)\s*\|\s*(.+?)\s*\|$/gm)].map((m) => ({
-    code: m[1]!,
-    status: Number(m[2]),
-    retryable: m[3] === 'yes',
-    fault: m[4],
-    message: m[5],
-  }));
-  const registry = Object.entries(ERROR_CODES).map(([code, s]) => ({
-    code,
-    status: s.status,
-    retryable: s.retryable,
-    fault: s.fault,
-    message: s.message,
-  }));
-  t.same(rows, registry);
-});
+t.test(
+  "the README's error table lists every code with its status, retryability, fault and message",
+  async (t) => {
+    const readme = fs.readFileSync(path.resolve(import.meta.dirname, '../../../README.md'), 'utf8');
+    const rows = [
+      ...readme.matchAll(
+        /^\|\s*`([a-z_]+)`\s*\|\s*(\d{3})\s*\|\s*(yes|no)\s*\|\s*(user|model|system)\s*\|\s*(.+?)\s*\|$/gm,
+      ),
+    ].map((m) => ({
+      code: m[1]!,
+      status: Number(m[2]),
+      retryable: m[3] === 'yes',
+      fault: m[4],
+      message: m[5],
+    }));
+    const registry = Object.entries(ERROR_CODES).map(([code, s]) => ({
+      code,
+      status: s.status,
+      retryable: s.retryable,
+      fault: s.fault,
+      message: s.message,
+    }));
+    t.same(rows, registry);
+  },
+);

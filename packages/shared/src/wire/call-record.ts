@@ -1,5 +1,5 @@
 import { type Static, Type } from '@sinclair/typebox';
-import { CodedError } from './invocation-view.js';
+import { CallKind, CallStatus, CodedError } from './invocation-view.js';
 
 /** One tool call the model asked for, as the provider sent it (arguments still raw text). */
 export const ModelToolCall = Type.Object({
@@ -22,14 +22,9 @@ export type ModelReply = Static<typeof ModelReply>;
 export const CallRecord = Type.Object({
   v: Type.Literal(1),
   callId: Type.String(),
-  kind: Type.Union([Type.Literal('model'), Type.Literal('tool'), Type.Literal('subagent')]),
+  kind: CallKind,
   name: Type.String(),
-  status: Type.Union([
-    Type.Literal('started'),
-    Type.Literal('succeeded'),
-    Type.Literal('failed'),
-    Type.Literal('cancelled'),
-  ]),
+  status: CallStatus,
   startedAt: Type.String(),
   finishedAt: Type.Optional(Type.String()),
   runner: Type.Optional(Type.String()),

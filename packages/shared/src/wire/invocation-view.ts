@@ -23,17 +23,25 @@ export function isTerminal(status: string): boolean {
 export const CodedError = Type.Object({ code: Type.String(), message: Type.String() });
 export type CodedError = Static<typeof CodedError>;
 
+/** What a durable call is: a model call, a tool call, or a delegation. */
+export const CallKind = Type.Union([Type.Literal('model'), Type.Literal('tool'), Type.Literal('subagent')]);
+export type CallKind = Static<typeof CallKind>;
+
+/** A durable call's record: `started`, then an outcome (a cancelled call is not a failure). */
+export const CallStatus = Type.Union([
+  Type.Literal('started'),
+  Type.Literal('succeeded'),
+  Type.Literal('failed'),
+  Type.Literal('cancelled'),
+]);
+export type CallStatus = Static<typeof CallStatus>;
+
 /** One durable call as a user sees it in an InvocationView. */
 export const CallView = Type.Object({
   callId: Type.String(),
-  kind: Type.Union([Type.Literal('model'), Type.Literal('tool'), Type.Literal('subagent')]),
+  kind: CallKind,
   name: Type.String(),
-  status: Type.Union([
-    Type.Literal('started'),
-    Type.Literal('succeeded'),
-    Type.Literal('failed'),
-    Type.Literal('cancelled'),
-  ]),
+  status: CallStatus,
   startedAt: Type.Optional(Type.String({ format: 'date-time' })),
   finishedAt: Type.Optional(Type.String({ format: 'date-time' })),
   childId: Type.Optional(Type.String()),
