@@ -119,6 +119,11 @@ export async function buildGateway(opts: GatewayOptions): Promise<Gateway> {
   });
   app.setSerializerCompiler(() => (data) => JSON.stringify(data));
   app.addSchema({ $id: 'ErrorBody', ...ErrorBodySchema });
+  // While closing, answers end their keep-alive connections, so close() need not wait them out.
+  let closing = false;
+  app.addHook('onSend', async (_req, reply) => {
+    if (closing) reply.header('connection', 'close');
+  });
   installErrorHandler(app, () => redis.status === 'ready');
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
@@ -142,6 +147,8 @@ export async function buildGateway(opts: GatewayOptions): Promise<Gateway> {
     mesh,
     async close() {
       clearInterval(poll);
+      closing = true;
+      waiters.releaseAll();
       await app.close();
       await Promise.all([...queues.values()].map((q) => q.close()));
       subscriber.disconnect();

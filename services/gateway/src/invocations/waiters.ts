@@ -7,6 +7,7 @@ import type { Redis } from 'ioredis';
  */
 export class Waiters {
   private readonly waiting = new Map<string, Set<() => void>>();
+  private closing = false;
 
   constructor(
     private readonly subscriber: Redis,
@@ -23,10 +24,21 @@ export class Waiters {
     await this.subscriber.subscribe(this.channel);
   }
 
+  /**
+   * Ends every wait now and every later one at once: a gateway shutting down answers its open
+   * requests with the invocation as it stands (202 + Location) instead of holding them.
+   */
+  releaseAll(): void {
+    this.closing = true;
+    for (const set of this.waiting.values()) for (const wake of set) wake();
+    this.waiting.clear();
+  }
+
   /** Registers interest in `id`; `wait(ms)` resolves true when it finished, false on timeout. */
   register(id: string): { wait(ms: number, signal?: AbortSignal): Promise<boolean>; cancel(): void } {
     let wake!: () => void;
     const done = new Promise<void>((r) => (wake = r));
+    if (this.closing) wake();
     const set = this.waiting.get(id) ?? new Set();
     this.waiting.set(id, set);
     set.add(wake);
