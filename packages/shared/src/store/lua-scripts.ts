@@ -21,15 +21,26 @@ if ARGV[1] ~= '' then redis.call('XADD', KEYS[2], 'MAXLEN', '~', '100000', '*', 
 return 1`,
 };
 
+// Appends a `status` event for an invocation to its tree's log (used by the steps below).
+const STATUS_EVENT = `
+local function statusEvent(inv, events, status, at)
+  local e = {invocationId = redis.call('HGET', inv, 'id'), agent = redis.call('HGET', inv, 'agent'),
+    type = 'status', at = at, data = {status = status}}
+  local parent = redis.call('HGET', inv, 'parentId')
+  if parent then e.parentId = parent end
+  redis.call('XADD', events, 'MAXLEN', '~', '100000', '*', 'e', cjson.encode(e))
+end
+`;
+
 /**
- * Starts an activation. KEYS: inv, calls. ARGV: now, runner.
+ * Starts an activation. KEYS: inv, calls, events. ARGV: now, runner, nowIso.
  * Returns nil (absent), or {epoch, recovered(0/1), stateFlat, callsFlat}. A terminal invocation
  * returns epoch 0 and is not changed. An invocation found `running` was abandoned by a runner
  * that crashed: its recovery count goes up.
  */
 export const ACTIVATE: LuaScript = {
-  numberOfKeys: 2,
-  lua: `
+  numberOfKeys: 3,
+  lua: `${STATUS_EVENT}
 local status = redis.call('HGET', KEYS[1], 'status')
 if not status then return nil end
 if status == 'succeeded' or status == 'failed' or status == 'cancelled' then
@@ -42,6 +53,7 @@ if status == 'running' then
 end
 local epoch = redis.call('HINCRBY', KEYS[1], 'epoch', 1)
 redis.call('HSET', KEYS[1], 'status', 'running', 'runner', ARGV[2])
+if status ~= 'running' then statusEvent(KEYS[1], KEYS[3], 'running', ARGV[3]) end
 if not redis.call('HGET', KEYS[1], 'startedAt') then redis.call('HSET', KEYS[1], 'startedAt', ARGV[1]) end
 return {epoch, recovered, redis.call('HGETALL', KEYS[1]), redis.call('HGETALL', KEYS[2])}`,
 };
@@ -86,14 +98,17 @@ return 1`,
 
 /**
  * Sets `waiting` before an activation parks (or `running` again when it did not need to), under
- * its epoch, so the next activation can tell a park from a crash. KEYS: inv. ARGV: epoch, status.
- * Returns 1, or 0 when fenced out.
+ * its epoch, so the next activation can tell a park from a crash. KEYS: inv, events.
+ * ARGV: epoch, status, nowIso. Returns 1, or 0 when fenced out.
  */
 export const PARK: LuaScript = {
-  numberOfKeys: 1,
-  lua: `
+  numberOfKeys: 2,
+  lua: `${STATUS_EVENT}
 if redis.call('HGET', KEYS[1], 'epoch') ~= ARGV[1] then return 0 end
-redis.call('HSET', KEYS[1], 'status', ARGV[2])
+if redis.call('HGET', KEYS[1], 'status') ~= ARGV[2] then
+  redis.call('HSET', KEYS[1], 'status', ARGV[2])
+  statusEvent(KEYS[1], KEYS[2], ARGV[2], ARGV[3])
+end
 return 1`,
 };
 

@@ -62,8 +62,10 @@ export class ActivationStore {
     const res = (await this.scripts.activate(
       this.keys.invocation(rootId, id),
       this.keys.calls(rootId, id),
+      this.keys.events(rootId),
       Date.now(),
       runner,
+      new Date().toISOString(),
     )) as [number, number, string[], string[]] | null;
     if (!res) return undefined;
     const [epoch, recovered, stateFlat, callsFlat] = res;
@@ -151,7 +153,14 @@ export class ActivationStore {
 
   /** Marks the invocation `waiting` before it releases its worker slot (`running` if it stays). */
   async park(a: Activation, status: 'waiting' | 'running' | 'queued' = 'waiting'): Promise<void> {
-    const ok = await this.scripts.park(this.keys.invocation(a.state.rootId, a.state.id), a.epoch, status);
+    const s = a.state;
+    const ok = await this.scripts.park(
+      this.keys.invocation(s.rootId, s.id),
+      this.keys.events(s.rootId),
+      a.epoch,
+      status,
+      new Date().toISOString(),
+    );
     if (ok !== 1) throw new FencedOutError(a.state.id);
   }
 
