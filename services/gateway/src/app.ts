@@ -21,6 +21,7 @@ import { Waiters } from './invocations/waiters.js';
 import { MeshState } from './mesh-state.js';
 import { installErrorHandler } from './plugins/error-handler.js';
 import { agentRoutes } from './routes/agents.js';
+import { eventRoutes } from './routes/events.js';
 import { healthRoutes } from './routes/health.js';
 import { invocationRoutes } from './routes/invocations.js';
 
@@ -142,6 +143,7 @@ export async function buildGateway(opts: GatewayOptions): Promise<Gateway> {
   await app.register(healthRoutes, { redis, keys, mesh, registry });
   await app.register(agentRoutes, { mesh, invocations, defaultTimeoutSeconds: opts.defaultTimeoutSeconds });
   await app.register(invocationRoutes, { invocations });
+  await app.register(eventRoutes, { redis, keys, invocations });
   return {
     app,
     mesh,

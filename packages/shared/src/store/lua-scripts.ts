@@ -131,6 +131,7 @@ if ARGV[1] ~= '' and redis.call('HGET', KEYS[1], 'epoch') ~= ARGV[1] then return
 redis.call('HSET', KEYS[1], 'status', ARGV[2], 'finishedAt', ARGV[5])
 if ARGV[3] ~= '' then redis.call('HSET', KEYS[1], 'output', ARGV[3]) end
 if ARGV[4] ~= '' then redis.call('HSET', KEYS[1], 'error', ARGV[4]) end
+if ARGV[11] ~= '' then redis.call('XADD', KEYS[4], 'MAXLEN', '~', '100000', '*', 'e', ARGV[11]) end
 if ARGV[6] ~= '' then
   local old = redis.call('HGET', KEYS[5], ARGV[6])
   if old then
@@ -145,7 +146,6 @@ if ARGV[6] ~= '' then
     end
   end
 end
-if ARGV[11] ~= '' then redis.call('XADD', KEYS[4], 'MAXLEN', '~', '100000', '*', 'e', ARGV[11]) end
 local ttl = tonumber(ARGV[12])
 redis.call('EXPIRE', KEYS[1], ttl)
 redis.call('EXPIRE', KEYS[2], ttl)

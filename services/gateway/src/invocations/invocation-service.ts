@@ -117,6 +117,22 @@ export class InvocationService {
     );
   }
 
+  /** The ids of an invocation and every invocation it delegated to, transitively. */
+  async subtreeIds(id: string): Promise<Set<string>> {
+    const ids = new Set([id]);
+    const queue = [id];
+    while (queue.length > 0) {
+      const found = await readInvocation(this.redis, this.keys, queue.shift()!);
+      for (const call of found?.calls ?? []) {
+        if (call.childId && !ids.has(call.childId)) {
+          ids.add(call.childId);
+          queue.push(call.childId);
+        }
+      }
+    }
+    return ids;
+  }
+
   /** True when the view is in a terminal state. */
   static finished(view: InvocationView): boolean {
     return isTerminal(view.status);
