@@ -52,6 +52,8 @@ export interface MeshOptions {
   runners?: number;
   concurrency?: number;
   watchdog?: { intervalMs: number; minParkedMs: number };
+  /** Extra flow-mapping entries for the model entry, e.g. `, maxConcurrency: 2`. */
+  modelOptions?: string;
   /** The agents in-process runners host (default all). */
   runnerAgents?: string[];
   /** Redis with AOF (`appendfsync always`), for tests that restart it. */
@@ -80,7 +82,7 @@ export async function startMesh(t: Test, opts: MeshOptions): Promise<TestMesh> {
   t.teardown(() => model.close());
   const prefix = 'mesh';
   const toolsList = opts.toolsModule ? `['${opts.toolsModule}']` : '[]';
-  const text = `models:\n  default: {provider: openai, baseUrl: '${model.url}', apiKey: test-key, model: fake}\ntools: ${toolsList}\nagents:\n${opts.agentsYaml}`;
+  const text = `models:\n  default: {provider: openai, baseUrl: '${model.url}', apiKey: test-key, model: fake${opts.modelOptions ?? ''}}\ntools: ${toolsList}\nagents:\n${opts.agentsYaml}`;
   const configFile = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'mesh-config-')), 'mesh.yaml');
   fs.writeFileSync(configFile, text);
   const config = parseConfig(text, configFile, {}, 'yaml');

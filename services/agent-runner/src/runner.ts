@@ -23,6 +23,7 @@ import { Agent } from 'undici';
 import { HandBackError, settleJobError } from './job-errors.js';
 import { type RunnerMetrics, runnerMetrics } from './metrics.js';
 import type { ChatModel } from './model/chat-model.js';
+import { ConcurrencyLimitedModel } from './model/concurrency-limited-model.js';
 import { OpenAIChatModel } from './model/openai-chat-model.js';
 import { Slots } from './slots.js';
 import { runActivation } from './steps/run-activation.js';
@@ -91,7 +92,13 @@ export async function buildRunner(opts: RunnerOptions): Promise<Runner> {
   const dispatcher = new Agent({ keepAliveTimeout: 30_000, connections: 256 });
   const models = new Map<string, ChatModel>();
   for (const [name, m] of Object.entries(opts.config.models)) {
-    models.set(name, opts.modelFactory ? opts.modelFactory(m) : new OpenAIChatModel(m, dispatcher));
+    const client = opts.modelFactory ? opts.modelFactory(m) : new OpenAIChatModel(m, dispatcher);
+    models.set(
+      name,
+      m.maxConcurrency
+        ? new ConcurrencyLimitedModel(client, redis, keys.modelSlots(name), m.maxConcurrency)
+        : client,
+    );
   }
   const queues = new Map(
     Object.keys(plan.agents).map((name) => [

@@ -1,0 +1,33 @@
+// A model entry's maxConcurrency caps the calls in flight to it across every runner.
+import t from 'tap';
+import { turnOf } from './support/fake-model.js';
+import { startMesh } from './support/mesh.js';
+
+t.test('maxConcurrency caps in-flight model calls across runners, and every call still runs', async (t) => {
+  const mesh = await startMesh(t, {
+    runners: 2,
+    modelOptions: ', maxConcurrency: 2',
+    agentsYaml: `
+  parent: {instructions: "@agent parent", subagents: [child]}
+  child: {instructions: "@agent child"}
+`,
+    script: (r) =>
+      r.agent === 'child'
+        ? { final: 'done', latencyMs: 150 }
+        : turnOf(r) === 0
+          ? { calls: [1, 2, 3, 4, 5, 6].map((i) => ({ name: '_subagent_child', args: { prompt: `${i}` } })) }
+          : { final: 'all done' },
+  });
+  const res = await mesh.invoke('parent', { prompt: 'go' }, 'wait=60');
+  t.equal(res.json.status, 'succeeded');
+  t.equal(mesh.model.of('child').length, 6);
+  const edges = mesh.model.requests.flatMap((r) => [
+    { at: r.arrivedAt, d: 1 },
+    { at: r.doneAt!, d: -1 },
+  ]);
+  edges.sort((a, b) => a.at - b.at || a.d - b.d);
+  let inFlight = 0;
+  let peak = 0;
+  for (const e of edges) peak = Math.max(peak, (inFlight += e.d));
+  t.equal(peak, 2, 'never more than two calls in flight, and the cap was reached');
+});
