@@ -52,6 +52,8 @@ export const toolMessagesOf = (r: SeenRequest) =>
 export async function startFakeModel(script: FakeScript = () => ({ final: 'ok' })): Promise<FakeModel> {
   const requests: SeenRequest[] = [];
   let current = script;
+  // Pending latencies are dropped on close, so a test's process need not wait them out.
+  const timers = new Set<NodeJS.Timeout>();
   const server = http.createServer((req, res) => {
     let body = '';
     req.on('data', (c) => (body += c));
@@ -73,7 +75,15 @@ export async function startFakeModel(script: FakeScript = () => ({ final: 'ok' }
         if (!res.writableFinished) seen.aborted = true;
       });
       const reply = current(seen);
-      if (reply.latencyMs) await new Promise((r) => setTimeout(r, reply.latencyMs));
+      if (reply.latencyMs) {
+        await new Promise<void>((r) => {
+          const timer = setTimeout(() => {
+            timers.delete(timer);
+            r();
+          }, reply.latencyMs);
+          timers.add(timer);
+        });
+      }
       seen.doneAt = Date.now();
       if (seen.aborted) return;
       if ('status' in reply) {
@@ -116,6 +126,7 @@ export async function startFakeModel(script: FakeScript = () => ({ final: 'ok' }
     setScript: (s) => (current = s),
     close: () =>
       new Promise((r) => {
+        for (const timer of timers) clearTimeout(timer);
         server.closeAllConnections();
         server.close(() => r());
       }),

@@ -22,6 +22,8 @@ export interface ServiceEnv {
   maxResultBytes: number;
   /** BullMQ lock duration: a SIGKILLed runner's jobs move on after about this long. */
   lockDurationMs: number;
+  /** Crashes one invocation survives; past them it fails with too_many_recoveries. */
+  maxRecoveries: number;
   /** On SIGTERM, how long a runner lets jobs in hand finish before handing them back. */
   drainMs: number;
   logLevel: string;
@@ -63,6 +65,7 @@ export function serviceEnv(env: Record<string, string | undefined>): ServiceEnv 
     maxResultBytes: int('MESH_MAX_RESULT_BYTES', 64 * 1024, 256),
     lockDurationMs: int('RUNNER_LOCK_MS', 3000, 500),
     drainMs: int('RUNNER_DRAIN_MS', 30_000, 0),
+    maxRecoveries: int('MESH_MAX_RECOVERIES', 5, 0),
     logLevel: str('LOG_LEVEL') ?? 'info',
   };
   if (!/^[A-Za-z0-9_-]+$/.test(settings.prefix)) {

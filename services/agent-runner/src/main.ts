@@ -20,7 +20,7 @@ try {
       maxDepth: env.maxDepth,
       maxDelegationsPerTurn: env.maxDelegationsPerTurn,
       maxResultBytes: env.maxResultBytes,
-      maxRecoveries: 5,
+      maxRecoveries: env.maxRecoveries,
     },
     lockDurationMs: env.lockDurationMs,
     metricsPort: env.runnerMetricsPort,
