@@ -37,8 +37,15 @@ export interface TestMesh {
     agent: string,
     body: unknown,
     query?: string,
+    headers?: Record<string, string>,
   ): Promise<{ status: number; json: any; headers: Record<string, unknown> }>;
-  get(url: string): Promise<{ status: number; json: any }>;
+  get(url: string, headers?: Record<string, string>): Promise<{ status: number; json: any }>;
+  /** Any request through the gateway (inject); `headers` replace the mesh's default `headers`. */
+  request(
+    method: 'GET' | 'POST' | 'DELETE',
+    url: string,
+    opts?: { payload?: unknown; headers?: Record<string, string> },
+  ): Promise<{ status: number; json: any; headers: Record<string, unknown> }>;
   /** Polls GET /invocations/{id} until it has `status`, and returns that view (fails after `ms`). */
   waitForStatus(id: string, status: string, ms?: number, what?: () => string): Promise<any>;
 }
@@ -64,6 +71,10 @@ export interface MeshOptions {
    */
   toolsModule?: string;
   toolHostEnv?: Record<string, string>;
+  /** The gateway's MESH_API_KEYS (auth off when absent). */
+  apiKeys?: string;
+  /** Headers the helpers (`invoke`, `get`, `waitForStatus`, `request`) send unless told others. */
+  headers?: Record<string, string>;
   limits?: Partial<{
     maxDepth: number;
     maxDelegationsPerTurn: number;
@@ -149,14 +160,21 @@ export async function startMesh(t: Test, opts: MeshOptions): Promise<TestMesh> {
     prefix,
     defaultTimeoutSeconds: 60,
     retentionSeconds: 3600,
+    ...(opts.apiKeys === undefined ? {} : { apiKeys: opts.apiKeys }),
   });
   t.teardown(() => gateway.close());
   await gateway.app.ready();
-  const inject = async (method: 'GET' | 'POST', url: string, payload?: unknown) => {
+  const inject = async (
+    method: 'GET' | 'POST' | 'DELETE',
+    url: string,
+    payload?: unknown,
+    headers = opts.headers,
+  ) => {
     const res = await gateway.app.inject({
       method,
       url,
       ...(payload === undefined ? {} : { payload: payload as object }),
+      ...(headers ? { headers } : {}),
     });
     return {
       status: res.statusCode,
@@ -177,8 +195,10 @@ export async function startMesh(t: Test, opts: MeshOptions): Promise<TestMesh> {
     ...(toolHostProcess ? { toolHostProcess, toolHostProcessEnv } : {}),
     env: { MESH_CONFIG: configFile, REDIS_URL: redis.url, TOOL_HOST_URL: toolHostUrl, MESH_PREFIX: prefix },
     client,
-    invoke: (agent, body, query = 'wait=30') => inject('POST', `/agents/${agent}/invoke?${query}`, body),
-    get: (url) => inject('GET', url),
+    invoke: (agent, body, query = 'wait=30', headers = opts.headers) =>
+      inject('POST', `/agents/${agent}/invoke?${query}`, body, headers),
+    get: (url, headers = opts.headers) => inject('GET', url, undefined, headers),
+    request: (method, url, o = {}) => inject(method, url, o.payload, o.headers ?? opts.headers),
     waitForStatus: (id, status, ms = 60_000, what = () => `${id} to be ${status}`) =>
       waitUntil(
         async () => {

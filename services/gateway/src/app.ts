@@ -2,15 +2,13 @@ import {
   type CodeAgentShape,
   compileSchema,
   ErrorBodySchema,
-  InvocationView,
   keyLayout,
   type MeshConfig,
   meshScripts,
+  parseApiKeys,
   queueName,
   readCatalogue,
 } from '@agentmesh/shared';
-import swagger from '@fastify/swagger';
-import swaggerUi from '@fastify/swagger-ui';
 import { Queue } from 'bullmq';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { Redis } from 'ioredis';
@@ -19,6 +17,8 @@ import { collectDefaultMetrics, Registry } from 'prom-client';
 import { InvocationService } from './invocations/invocation-service.js';
 import { Waiters } from './invocations/waiters.js';
 import { MeshState } from './mesh-state.js';
+import { installAuth } from './plugins/auth.js';
+import { registerDocs } from './plugins/docs.js';
 import { installErrorHandler } from './plugins/error-handler.js';
 import { agentRoutes } from './routes/agents.js';
 import { eventRoutes } from './routes/events.js';
@@ -34,6 +34,8 @@ export interface GatewayOptions {
   defaultTimeoutSeconds: number;
   retentionSeconds: number;
   bodyLimit?: number;
+  /** `MESH_API_KEYS` as written (`key` or `key=agent1|agent2`, comma-separated); unset = auth off. */
+  apiKeys?: string | undefined;
   /** A pino logger; silent when absent. */
   logger?: FastifyBaseLogger;
 }
@@ -48,6 +50,8 @@ export interface Gateway {
 /** Builds the gateway app; it serves at once and learns tools when the tool-host publishes them. */
 export async function buildGateway(opts: GatewayOptions): Promise<Gateway> {
   const keys = keyLayout(opts.prefix);
+  // Checked before anything connects: a bad MESH_API_KEYS stops the gateway at start.
+  const apiKeys = parseApiKeys(opts.apiKeys, Object.keys(opts.config.agents));
   const mesh = new MeshState(opts.config, opts.codeAgents ?? {});
   const redis = new Redis(opts.redisUrl, {
     maxRetriesPerRequest: 1,
@@ -125,24 +129,16 @@ export async function buildGateway(opts: GatewayOptions): Promise<Gateway> {
   app.addHook('onSend', async (_req, reply) => {
     if (closing) reply.header('connection', 'close');
   });
-  installErrorHandler(app, () => redis.status === 'ready');
+  // `ready` lags a dropped socket by a moment under load: a command then fails "Stream isn't
+  // writeable" while the status still says ready, and that is Redis being unreachable too.
+  installErrorHandler(app, () => redis.status === 'ready' && redis.stream?.writable !== false);
+  installAuth(app, apiKeys);
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
-  await app.register(swagger, {
-    openapi: {
-      info: {
-        title: 'agentmesh',
-        version: '0.1.0',
-        description:
-          'Every agent of this mesh, each with its own invoke operation and its real input and output schema.',
-      },
-      components: { schemas: { InvocationView: InvocationView as never } },
-    },
-  });
-  await app.register(swaggerUi, { routePrefix: '/docs' });
+  await registerDocs(app, { auth: apiKeys !== undefined });
   await app.register(healthRoutes, { redis, keys, mesh, registry });
   await app.register(agentRoutes, { mesh, invocations, defaultTimeoutSeconds: opts.defaultTimeoutSeconds });
-  await app.register(invocationRoutes, { invocations });
+  await app.register(invocationRoutes, { invocations, redis, keys });
   await app.register(eventRoutes, { redis, keys, invocations });
   return {
     app,

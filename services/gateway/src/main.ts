@@ -13,6 +13,7 @@ try {
     prefix: env.prefix,
     defaultTimeoutSeconds: env.defaultTimeoutSeconds,
     retentionSeconds: env.retentionSeconds,
+    apiKeys: env.apiKeys,
     logger: log,
   });
   const host = process.env.HOST ?? '127.0.0.1';

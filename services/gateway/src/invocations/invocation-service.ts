@@ -7,86 +7,84 @@ import {
   isTerminal,
   type JobData,
   type KeyLayout,
+  MeshError,
   type MeshScripts,
   newRootId,
   readInvocation,
   rootOf,
-  toInvocationView,
 } from '@agentmesh/shared';
 import type { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
+import { ANYONE, type Caller } from '../auth/caller.js';
+import { IdempotencyStore } from './idempotency-store.js';
+import { InvocationReader } from './invocation-reader.js';
 import type { Waiters } from './waiters.js';
 
-/** Starts root invocations and reads them back: the gateway's side of the state in Redis. */
-export class InvocationService {
+/** How a root invocation is started. */
+export interface StartOptions {
+  timeoutMs: number;
+  waitMs: number;
+  traceparent?: string | undefined;
+  signal?: AbortSignal;
+  /** The owner recorded on it (sha256 hex of the API key); undefined when auth is off. */
+  owner?: string | undefined;
+  /** The request's Idempotency-Key, already checked for its form. */
+  idempotencyKey?: string | undefined;
+}
+
+// A repeated Idempotency-Key waits this long for the first request to create the invocation; past
+// it the first request is taken to have died after claiming the key, and this one creates it.
+const CLAIM_GRACE_MS = 2000;
+
+/** Starts and cancels root invocations, and reads them back: the gateway's side of the state in Redis. */
+export class InvocationService extends InvocationReader {
+  private readonly idempotency: IdempotencyStore;
+
   constructor(
-    private readonly redis: Redis,
+    redis: Redis,
     private readonly scripts: MeshScripts,
-    private readonly keys: KeyLayout,
+    keys: KeyLayout,
     private readonly queues: Map<string, Queue>,
     private readonly waiters: Waiters,
     private readonly retentionSeconds: number,
-  ) {}
+  ) {
+    super(redis, keys);
+    this.idempotency = new IdempotencyStore(redis, keys, retentionSeconds);
+  }
 
-  /** Creates a root invocation, enqueues it, and waits up to `waitMs` for it to finish. */
-  async start(
-    agent: AgentPlan,
-    input: unknown,
-    opts: { timeoutMs: number; waitMs: number; traceparent?: string | undefined; signal?: AbortSignal },
-  ): Promise<InvocationView> {
-    const id = newRootId();
-    const now = Date.now();
+  /**
+   * Creates a root invocation, enqueues it, and waits up to `waitMs` for it to finish. With an
+   * Idempotency-Key already used by the same owner for the same agent, it answers the invocation
+   * that key started (waiting `waitMs` for it too) and starts nothing.
+   */
+  async start(agent: AgentPlan, input: unknown, opts: StartOptions): Promise<InvocationView> {
+    const fresh = newRootId();
+    const id = opts.idempotencyKey === undefined ? fresh : await this.claim(agent.name, input, fresh, opts);
+    // Registered before the job exists, so a fast finish cannot slip past it.
     const waiter = this.waiters.register(id);
-    const who = { id, agent: agent.name };
     try {
-      await this.scripts.createInvocation(
-        this.keys.invocation(id, id),
-        this.keys.events(id),
-        encodeEvent(who, 'status', { status: 'queued' }, now),
-        ...encodeNewInvocation({
-          id,
-          agent: agent.name,
-          input,
-          rootId: id,
-          depth: 0,
-          createdAt: now,
-          deadline: now + opts.timeoutMs,
-          defHash: agent.definitionHash,
-          ...(opts.traceparent ? { traceparent: opts.traceparent } : {}),
-        }),
-      );
-      await this.redis.zadd(this.keys.recent(), now, id);
-      const data: JobData = { v: 1, invocationId: id, rootId: id, agent: agent.name };
-      if (opts.traceparent) data.traceparent = opts.traceparent;
-      await this.queues.get(agent.name)!.add(agent.name, data, {
-        jobId: id,
-        attempts: 3,
-        backoff: { type: 'exponential', delay: 500 },
-        removeOnComplete: { age: this.retentionSeconds },
-        removeOnFail: { age: this.retentionSeconds },
-      });
-      if (opts.waitMs > 0) await waiter.wait(opts.waitMs, opts.signal);
+      let finished = false;
+      if (id === fresh) await this.create(agent, input, id, opts);
+      else finished = await this.rejoin(agent, input, id, opts);
+      if (opts.waitMs > 0 && !finished) await waiter.wait(opts.waitMs, opts.signal);
     } finally {
       waiter.cancel();
     }
     return (await this.view(id))!;
   }
 
-  /** The InvocationView of any invocation of any tree, or undefined. */
-  async view(id: string): Promise<InvocationView | undefined> {
-    const found = await readInvocation(this.redis, this.keys, id);
-    return found && toInvocationView(found.state, found.calls);
-  }
-
   /**
-   * Cancels an invocation and its whole subtree (never its ancestors): flags every node in Redis,
-   * which every runner checks before each call; broadcasts the ids so runners abort calls in
-   * flight; removes jobs still queued and finishes their invocations `cancelled` here. Parked
-   * parents resume when their children end and finish `cancelled`. Returns undefined for an
-   * unknown id; a terminal invocation is returned unchanged with `changed: false`.
+   * Cancels an invocation `caller` may see and its whole subtree (never its ancestors): flags
+   * every node in Redis, which every runner checks before each call; broadcasts the ids so runners
+   * abort calls in flight; removes jobs still queued and finishes their invocations `cancelled`
+   * here. Parked parents resume when their children end and finish `cancelled`. Returns undefined
+   * for an unknown (or invisible) id; a terminal invocation is returned unchanged, `changed: false`.
    */
-  async cancel(id: string): Promise<{ view: InvocationView; changed: boolean } | undefined> {
-    const before = await this.view(id);
+  async cancel(
+    id: string,
+    caller: Caller = ANYONE,
+  ): Promise<{ view: InvocationView; changed: boolean } | undefined> {
+    const before = await this.viewFor(id, caller);
     if (!before) return undefined;
     if (isTerminal(before.status)) return { view: before, changed: false };
     const root = rootOf(id);
@@ -104,6 +102,83 @@ export class InvocationService {
     return { view: (await this.view(id))!, changed: true };
   }
 
+  /** True when the view is in a terminal state. */
+  static finished(view: InvocationView): boolean {
+    return isTerminal(view.status);
+  }
+
+  /** Writes the invocation (unless it exists), lists it as recent, and enqueues its job. */
+  private async create(agent: AgentPlan, input: unknown, id: string, opts: StartOptions): Promise<void> {
+    const now = Date.now();
+    const created = await this.scripts.createInvocation(
+      this.keys.invocation(id, id),
+      this.keys.events(id),
+      encodeEvent({ id, agent: agent.name }, 'status', { status: 'queued' }, now),
+      ...encodeNewInvocation({
+        id,
+        agent: agent.name,
+        input,
+        rootId: id,
+        depth: 0,
+        createdAt: now,
+        deadline: now + opts.timeoutMs,
+        defHash: agent.definitionHash,
+        ...(opts.owner ? { owner: opts.owner } : {}),
+        ...(opts.traceparent ? { traceparent: opts.traceparent } : {}),
+      }),
+    );
+    if (created === 1) await this.redis.zadd(this.keys.recent(), now, id);
+    await this.enqueue(agent.name, id, opts.traceparent);
+  }
+
+  /** Adds the invocation's job; BullMQ ignores a second add of the same job id. */
+  private async enqueue(agent: string, id: string, traceparent: string | undefined): Promise<void> {
+    const data: JobData = { v: 1, invocationId: id, rootId: id, agent };
+    if (traceparent) data.traceparent = traceparent;
+    await this.queues.get(agent)!.add(agent, data, {
+      jobId: id,
+      attempts: 3,
+      backoff: { type: 'exponential', delay: 500 },
+      removeOnComplete: { age: this.retentionSeconds },
+      removeOnFail: { age: this.retentionSeconds },
+    });
+  }
+
+  /** The invocation an Idempotency-Key names: `fresh` when this request claimed it first. */
+  private async claim(agent: string, input: unknown, fresh: string, opts: StartOptions): Promise<string> {
+    const bodyHash = IdempotencyStore.bodyHash(input);
+    const scope = IdempotencyStore.scope(opts.owner, agent, opts.idempotencyKey!);
+    const held = await this.idempotency.claim(scope, { v: 1, invocationId: fresh, bodyHash, at: Date.now() });
+    if (held.bodyHash !== bodyHash) throw new MeshError('idempotency_key_reused');
+    return held.invocationId;
+  }
+
+  /**
+   * Joins the invocation an earlier request with the same Idempotency-Key started; true when it
+   * has already finished. Creating and enqueueing are no-ops for an id that exists (the job id is
+   * the invocation id), so a request that outwaited a first one that died after claiming the key
+   * does both itself, and the invocation still runs once.
+   */
+  private async rejoin(agent: AgentPlan, input: unknown, id: string, opts: StartOptions): Promise<boolean> {
+    if (!(await this.exists(id, CLAIM_GRACE_MS))) {
+      await this.create(agent, input, id, opts);
+      return false;
+    }
+    const status = await this.redis.hget(this.keys.invocation(id, id), 'status');
+    if (status === 'queued') await this.enqueue(agent.name, id, opts.traceparent);
+    return status !== null && isTerminal(status);
+  }
+
+  /** True when the root invocation `id` exists, polling up to `graceMs` for it to appear. */
+  private async exists(id: string, graceMs: number): Promise<boolean> {
+    const until = Date.now() + graceMs;
+    for (let pause = 5; ; pause = Math.min(pause * 2, 100)) {
+      if ((await this.redis.exists(this.keys.invocation(id, id))) === 1) return true;
+      if (Date.now() >= until) return false;
+      await new Promise((r) => setTimeout(r, pause));
+    }
+  }
+
   /** A job not yet taken by a runner is removed, and its invocation finished `cancelled` at once. */
   private async dropQueued(id: string): Promise<void> {
     const found = await readInvocation(this.redis, this.keys, id);
@@ -115,26 +190,5 @@ export class InvocationService {
     await this.scripts.finish(
       ...finishArgs(this.keys, found.state, undefined, { status: 'cancelled', error }, this.retentionSeconds),
     );
-  }
-
-  /** The ids of an invocation and every invocation it delegated to, transitively. */
-  async subtreeIds(id: string): Promise<Set<string>> {
-    const ids = new Set([id]);
-    const queue = [id];
-    while (queue.length > 0) {
-      const found = await readInvocation(this.redis, this.keys, queue.shift()!);
-      for (const call of found?.calls ?? []) {
-        if (call.childId && !ids.has(call.childId)) {
-          ids.add(call.childId);
-          queue.push(call.childId);
-        }
-      }
-    }
-    return ids;
-  }
-
-  /** True when the view is in a terminal state. */
-  static finished(view: InvocationView): boolean {
-    return isTerminal(view.status);
   }
 }

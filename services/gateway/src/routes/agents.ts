@@ -2,6 +2,7 @@ import { type AgentPlan, InvocationView, type JsonSchema, MeshError } from '@age
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { InvocationService } from '../invocations/invocation-service.js';
 import type { MeshState } from '../mesh-state.js';
+import { IDEMPOTENCY_KEY_TEXT, idempotencyKeyOf } from './idempotency-key.js';
 
 /** Options of the agent routes. */
 export interface AgentRoutesOptions {
@@ -46,9 +47,21 @@ export const agentRoutes: FastifyPluginAsync<AgentRoutesOptions> = async (app, o
     callables: a.callables,
   });
 
-  app.get('/agents', { schema: { tags: ['agents'], summary: 'List the agents' } }, async () => ({
-    agents: Object.values(ready().agents).map(describe),
-  }));
+  // 403 for an agent outside the caller's API key scope (404 first for one that does not exist).
+  const allow = (req: FastifyRequest, name: string) => {
+    if (!req.meshCaller.mayUse(name))
+      throw new MeshError('forbidden', `This API key may not use agent ${name}.`);
+  };
+
+  app.get(
+    '/agents',
+    { schema: { tags: ['agents'], summary: 'List the agents (those of the API key scope)' } },
+    async (req) => ({
+      agents: Object.values(ready().agents)
+        .filter((a) => req.meshCaller.mayUse(a.name))
+        .map(describe),
+    }),
+  );
 
   app.get<{ Params: { name: string } }>(
     '/agents/:name',
@@ -58,6 +71,7 @@ export const agentRoutes: FastifyPluginAsync<AgentRoutesOptions> = async (app, o
       // An own property only: `constructor` or `__proto__` is no agent.
       const agent = Object.hasOwn(agents, req.params.name) ? agents[req.params.name] : undefined;
       if (!agent) throw new MeshError('agent_not_found', `No agent is named ${req.params.name}.`);
+      allow(req, agent.name);
       return describe(agent);
     },
   );
@@ -74,6 +88,7 @@ export const agentRoutes: FastifyPluginAsync<AgentRoutesOptions> = async (app, o
       'timeout',
     );
     if (timeout <= 0) throw badQuery('timeout', 'must be greater than 0');
+    const idempotencyKey = idempotencyKeyOf(req.headers);
     const abort = new AbortController();
     // The request stream closes once its body is read; the response closing before it was sent
     // means the client went away, and its wait ends (the invocation goes on).
@@ -86,6 +101,8 @@ export const agentRoutes: FastifyPluginAsync<AgentRoutesOptions> = async (app, o
       waitMs: wait * 1000,
       traceparent: typeof traceparent === 'string' ? traceparent : undefined,
       signal: abort.signal,
+      owner: req.meshCaller.owner,
+      idempotencyKey,
     });
     if (InvocationService.finished(view)) return reply.status(200).send(view);
     return reply.status(202).header('location', `/invocations/${view.id}`).send(view);
@@ -100,11 +117,17 @@ export const agentRoutes: FastifyPluginAsync<AgentRoutesOptions> = async (app, o
           tags: ['agents'],
           operationId: `invoke_${name}`,
           summary: `Invoke ${name}`,
-          description: mesh.config.agents[name]?.description ?? '',
+          description: `${mesh.config.agents[name]?.description ?? ''}\n\n${IDEMPOTENCY_KEY_TEXT}`.trim(),
           querystring: InvokeQuery,
           ...(schemas.input ? { body: schemas.input } : {}),
-          response: { 200: view, 202: view, 400: ErrorResponse, 404: ErrorResponse, 503: ErrorResponse },
+          response: {
+            200: view,
+            202: view,
+            ...Object.fromEntries([400, 401, 403, 404, 413, 415, 422, 503].map((s) => [s, ErrorResponse])),
+          },
         },
+        // Before the body is read: an agent outside the key's scope is 403 whatever the body.
+        onRequest: async (req) => allow(req, name),
       },
       (req, reply) => invoke(name, req, reply),
     );

@@ -35,7 +35,8 @@ export const eventRoutes: FastifyPluginAsync<EventRoutesOptions> = async (app, o
     { schema: { tags: ['invocations'], summary: "Server-Sent Events of an invocation's whole tree" } },
     async (req, reply) => {
       const { id } = req.params;
-      const view = isInvocationId(id) ? await opts.invocations.view(id) : undefined;
+      // Another API key's invocation is not found, as for GET /invocations/{id}.
+      const view = isInvocationId(id) ? await opts.invocations.viewFor(id, req.meshCaller) : undefined;
       if (!view) throw new MeshError('invocation_not_found', `No invocation has id ${id}.`);
       const subtree = await opts.invocations.subtreeIds(id);
       const lastId = req.headers['last-event-id'];

@@ -1,0 +1,57 @@
+import { createHash } from 'node:crypto';
+import { canonicalJson, type KeyLayout, MeshError } from '@agentmesh/shared';
+import type { Redis } from 'ioredis';
+
+/** What an Idempotency-Key holds: the invocation it started and the hash of the body it came with. */
+export interface IdempotencyEntry {
+  v: 1;
+  invocationId: string;
+  bodyHash: string;
+  /** When it was claimed (epoch ms). */
+  at: number;
+}
+
+const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
+
+/**
+ * The Idempotency-Keys of `POST /agents/{name}/invoke`: one Redis string per (API key, agent,
+ * Idempotency-Key), claimed with one atomic SET NX, kept for the retention period.
+ */
+export class IdempotencyStore {
+  constructor(
+    private readonly redis: Redis,
+    private readonly keys: KeyLayout,
+    private readonly ttlSeconds: number,
+  ) {}
+
+  /** The scope of a key: sha256 of owner, agent and Idempotency-Key (`|` cannot occur in the first two). */
+  static scope(owner: string | undefined, agent: string, idempotencyKey: string): string {
+    return sha256(`${owner ?? ''}|${agent}|${idempotencyKey}`);
+  }
+
+  /** The hash of a validated body, whatever the order of its keys. */
+  static bodyHash(body: unknown): string {
+    return sha256(canonicalJson(body));
+  }
+
+  /**
+   * Claims `scope` for `entry` and returns `entry`; when another request holds it, returns that
+   * request's entry instead (the holder of a race is whoever's SET NX landed first).
+   */
+  async claim(scope: string, entry: IdempotencyEntry): Promise<IdempotencyEntry> {
+    const key = this.keys.idempotency(scope);
+    for (;;) {
+      const set = await this.redis.set(key, JSON.stringify(entry), 'EX', this.ttlSeconds, 'NX');
+      if (set === 'OK') return entry;
+      const held = await this.redis.get(key);
+      // Expired between the two steps: try to claim it again.
+      if (held !== null) return decode(held);
+    }
+  }
+}
+
+function decode(text: string): IdempotencyEntry {
+  const e = JSON.parse(text) as IdempotencyEntry;
+  if (e.v !== 1) throw new MeshError('unsupported_version', `Idempotency entry has unknown version ${e.v}.`);
+  return e;
+}

@@ -1,0 +1,66 @@
+import {
+  type CallRecord,
+  type InvocationView,
+  isInvocationId,
+  type KeyLayout,
+  readInvocation,
+  rootOf,
+  toInvocationView,
+} from '@agentmesh/shared';
+import type { Redis } from 'ioredis';
+import type { Caller } from '../auth/caller.js';
+
+/**
+ * Reads invocations back from Redis, with the visibility rule of API keys: what the routes (and
+ * the events stream) use to answer an invocation to a request's `meshCaller`.
+ */
+export class InvocationReader {
+  constructor(
+    protected readonly redis: Redis,
+    protected readonly keys: KeyLayout,
+  ) {}
+
+  /** The InvocationView of any invocation of any tree, or undefined. */
+  async view(id: string): Promise<InvocationView | undefined> {
+    const found = await readInvocation(this.redis, this.keys, id);
+    return found && toInvocationView(found.state, found.calls);
+  }
+
+  /**
+   * The InvocationView of `id` when `caller` may see it; undefined for a malformed id, an unknown
+   * one, or another API key's (so a route answers 404 either way and leaks no existence).
+   */
+  async viewFor(id: string, caller: Caller): Promise<InvocationView | undefined> {
+    if (!isInvocationId(id)) return undefined;
+    const found = await readInvocation(this.redis, this.keys, id);
+    if (!found || !caller.sees(found.state.owner)) return undefined;
+    return toInvocationView(found.state, found.calls);
+  }
+
+  /** True when `id` exists and `caller` may see it: one small read, for routes that need no view. */
+  async visibleTo(id: string, caller: Caller): Promise<boolean> {
+    if (!isInvocationId(id)) return false;
+    const [v, owner] = await this.redis.hmget(this.keys.invocation(rootOf(id), id), 'v', 'owner');
+    return v !== null && caller.sees(owner ?? undefined);
+  }
+
+  /** The ids of an invocation and of every invocation under it so far (children from call records). */
+  async subtreeIds(id: string): Promise<Set<string>> {
+    const ids = new Set([id]);
+    for (let frontier = [id]; frontier.length > 0; ) {
+      const p = this.redis.pipeline();
+      for (const x of frontier) p.hvals(this.keys.calls(rootOf(x), x));
+      frontier = [];
+      for (const [err, records] of (await p.exec()) ?? []) {
+        if (err) throw err;
+        for (const text of records as string[]) {
+          const child = (JSON.parse(text) as CallRecord).childId;
+          if (!child || ids.has(child)) continue;
+          ids.add(child);
+          frontier.push(child);
+        }
+      }
+    }
+    return ids;
+  }
+}
