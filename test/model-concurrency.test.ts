@@ -28,6 +28,9 @@ t.test('maxConcurrency caps in-flight model calls across runners, and every call
   edges.sort((a, b) => a.at - b.at || a.d - b.d);
   let inFlight = 0;
   let peak = 0;
-  for (const e of edges) peak = Math.max(peak, (inFlight += e.d));
+  for (const e of edges) {
+    inFlight += e.d;
+    peak = Math.max(peak, inFlight);
+  }
   t.equal(peak, 2, 'never more than two calls in flight, and the cap was reached');
 });

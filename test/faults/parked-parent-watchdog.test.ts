@@ -6,21 +6,14 @@ import { keyLayout, queueName } from '@agentmesh/shared';
 import t from 'tap';
 import { turnOf } from '../support/fake-model.js';
 import { startMesh } from '../support/mesh.js';
+import { PARENT_AND_CHILD, parentAndChild } from '../support/parent-and-child.js';
 import { waitUntil } from '../support/wait-until.js';
 
 t.test('a parent left parked after its last child finished is resumed by the watchdog', async (t) => {
   const mesh = await startMesh(t, {
     watchdog: { intervalMs: 300, minParkedMs: 500 },
-    agentsYaml: `
-  parent: {instructions: "@agent parent", subagents: [child]}
-  child: {instructions: "@agent child"}
-`,
-    script: (r) =>
-      r.agent === 'child'
-        ? { final: 'child answer', latencyMs: 1000 }
-        : turnOf(r) === 0
-          ? { calls: [{ name: '_subagent_child', args: { prompt: 'x' } }] }
-          : { final: `parent got ${r.messages.at(-1)!.content}` },
+    agentsYaml: PARENT_AND_CHILD,
+    script: parentAndChild({ child: 1000 }),
   });
   const started = await mesh.invoke('parent', { prompt: 'go' }, 'wait=0');
   await waitUntil(

@@ -3,6 +3,7 @@
 import t from 'tap';
 import { turnOf } from '../support/fake-model.js';
 import { startMesh } from '../support/mesh.js';
+import { PARENT_AND_CHILD, parentAndChild } from '../support/parent-and-child.js';
 import { waitUntil } from '../support/wait-until.js';
 
 t.test(
@@ -10,16 +11,8 @@ t.test(
   async (t) => {
     const mesh = await startMesh(t, {
       aof: true,
-      agentsYaml: `
-  parent: {instructions: "@agent parent", subagents: [child]}
-  child: {instructions: "@agent child"}
-`,
-      script: (r) =>
-        r.agent === 'child'
-          ? { final: 'child answer', latencyMs: 1500 }
-          : turnOf(r) === 0
-            ? { calls: [{ name: '_subagent_child', args: { prompt: 'x' } }] }
-            : { final: `parent got ${r.messages.at(-1)!.content}` },
+      agentsYaml: PARENT_AND_CHILD,
+      script: parentAndChild({ child: 1500 }),
     });
     const started = await mesh.invoke('parent', { prompt: 'go' }, 'wait=0');
     await waitUntil(

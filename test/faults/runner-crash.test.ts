@@ -5,16 +5,12 @@ import { keyLayout } from '@agentmesh/shared';
 import t, { type Test } from 'tap';
 import { type FakeScript, turnOf } from '../support/fake-model.js';
 import { startMesh, startService } from '../support/mesh.js';
+import { PARENT_AND_CHILD, parentAndChild } from '../support/parent-and-child.js';
 import { runnerPid } from '../support/runner-pid.js';
 import { waitUntil } from '../support/wait-until.js';
 
-const agents = `
-  parent: {instructions: "@agent parent", subagents: [child]}
-  child: {instructions: "@agent child"}
-`;
-
 async function twoRunners(t: Test, script: FakeScript) {
-  const mesh = await startMesh(t, { runners: 0, agentsYaml: agents, script });
+  const mesh = await startMesh(t, { runners: 0, agentsYaml: PARENT_AND_CHILD, script });
   const runners = [0, 1].map(() => startService(t, 'runner', mesh.env));
   await waitUntil(
     async () =>
@@ -38,20 +34,10 @@ async function killRunnerOf(mesh: Awaited<ReturnType<typeof twoRunners>>, id: st
   return { killedAt, runner: call.runner as string };
 }
 
-const slowWhere =
-  (agent: string): FakeScript =>
-  (r) => {
-    const latencyMs = r.agent === agent && turnOf(r) === 0 ? 1500 : 0;
-    if (r.agent === 'child') return { final: 'child answer', latencyMs };
-    return turnOf(r) === 0
-      ? { calls: [{ name: '_subagent_child', args: { prompt: 'dig' } }], latencyMs }
-      : { final: `parent got ${r.messages.at(-1)!.content}` };
-  };
-
 t.test(
   "a runner killed during the parent's model call: the call is re-issued once, nothing else",
   async (t) => {
-    const mesh = await twoRunners(t, slowWhere('parent'));
+    const mesh = await twoRunners(t, parentAndChild({ parent: 1500 }));
     const started = await mesh.invoke('parent', { prompt: 'go' }, 'wait=0');
     await waitUntil(
       async () => mesh.model.of('parent').length === 1,
@@ -76,7 +62,7 @@ t.test(
 );
 
 t.test("a runner killed during a child's model call: only that call is re-issued", async (t) => {
-  const mesh = await twoRunners(t, slowWhere('child'));
+  const mesh = await twoRunners(t, parentAndChild({ child: 1500 }));
   const started = await mesh.invoke('parent', { prompt: 'go' }, 'wait=0');
   await waitUntil(
     async () => mesh.model.of('child').length === 1,
