@@ -4,7 +4,13 @@ import os from 'node:os';
 import path from 'node:path';
 import { buildRunner, type Runner } from '@agentmesh/agent-runner';
 import { buildGateway, type Gateway } from '@agentmesh/gateway';
-import { keyLayout, type MeshConfig, parseConfig, type ToolDefinition } from '@agentmesh/shared';
+import {
+  keyLayout,
+  loadCodeAgents,
+  type MeshConfig,
+  parseConfig,
+  type ToolDefinition,
+} from '@agentmesh/shared';
 import { buildToolHost, loadToolDefinitions, OutcomeStore, publishCatalogue } from '@agentmesh/tool-host';
 import type { FastifyInstance } from 'fastify';
 import { Redis } from 'ioredis';
@@ -97,6 +103,7 @@ export async function startMesh(t: Test, opts: MeshOptions): Promise<TestMesh> {
   const configFile = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'mesh-config-')), 'mesh.yaml');
   fs.writeFileSync(configFile, text);
   const config = parseConfig(text, configFile, {}, 'yaml');
+  const codeAgents = await loadCodeAgents(config);
   const tools = loadToolDefinitions(opts.tools ?? []);
   const client = new Redis(redis.url, { maxRetriesPerRequest: null });
   t.teardown(() => client.disconnect());
@@ -137,6 +144,7 @@ export async function startMesh(t: Test, opts: MeshOptions): Promise<TestMesh> {
       prefix,
       toolHostUrl,
       concurrency: opts.concurrency ?? 16,
+      codeAgents,
       agents: opts.runnerAgents,
       retentionSeconds: 3600,
       limits: {
@@ -156,6 +164,7 @@ export async function startMesh(t: Test, opts: MeshOptions): Promise<TestMesh> {
   }
   const gateway = await buildGateway({
     config,
+    codeAgents,
     redisUrl: redis.url,
     prefix,
     defaultTimeoutSeconds: 60,

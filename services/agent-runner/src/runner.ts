@@ -2,10 +2,10 @@ import http from 'node:http';
 import os from 'node:os';
 import {
   buildPlan,
-  type CodeAgentShape,
   ConfigError,
   checkToolReferences,
   keyLayout,
+  type LoadedCodeAgent,
   type Logger,
   type MeshConfig,
   MeshError,
@@ -47,7 +47,8 @@ export interface RunnerOptions {
   lockDurationMs: number;
   metricsPort: number;
   log: Logger;
-  codeAgents?: Record<string, CodeAgentShape>;
+  /** Code agents' modules (loadCodeAgents), by agent name. */
+  codeAgents?: Record<string, LoadedCodeAgent>;
   /** The parked-parent watchdog: how often it sweeps and how long a parent must have been parked. */
   watchdog?: { intervalMs: number; minParkedMs: number };
   /** How long close() lets jobs in hand finish before handing them back (default 30 s). */
@@ -85,8 +86,9 @@ export async function buildRunner(opts: RunnerOptions): Promise<Runner> {
   const plan = buildPlan(opts.config, { tools: catalogue.tools, codeAgents: opts.codeAgents ?? {} });
   const hosted = opts.agents ?? Object.keys(plan.agents);
   for (const name of hosted) {
-    if (!plan.agents[name])
+    if (!plan.agents[name]) {
       throw new ConfigError([{ file: 'RUNNER_AGENTS', path: name, message: `unknown agent "${name}"` }]);
+    }
   }
   const metrics = runnerMetrics();
   const dispatcher = new Agent({ keepAliveTimeout: 30_000, connections: 256 });
@@ -110,6 +112,7 @@ export async function buildRunner(opts: RunnerOptions): Promise<Runner> {
   const ctx: RunnerContext = {
     runnerId: id,
     plan,
+    codeAgents: opts.codeAgents ?? {},
     store: new ActivationStore(redis, meshScripts(redis), keys, opts.retentionSeconds),
     queues,
     models,

@@ -88,6 +88,7 @@ export const ERROR_CODES = {
     fault: 'model',
     message: 'At most {limit} delegations are allowed in one turn.',
   },
+  agent_failed: { status: 502, retryable: false, fault: 'user', message: "The code agent's run threw." },
   subagent_failed: { status: 502, retryable: false, fault: 'model', message: 'The sub-agent failed.' },
   tool_failed: { status: 502, retryable: false, fault: 'system', message: 'The tool failed.' },
   tool_in_doubt: {

@@ -59,13 +59,15 @@ return {epoch, recovered, redis.call('HGETALL', KEYS[1]), redis.call('HGETALL', 
 };
 
 /**
- * Writes a call record (and usage) under the activation's epoch. KEYS: inv, calls, events.
- * ARGV: epoch, callId, recordJSON, eventJSON, modelCalls+, promptTokens+, completionTokens+,
- * checkCancel ('1' = refuse when the invocation is flagged cancelled: a call about to start).
- * Returns 1, 0 when fenced out (another activation took over), or 2 when cancelled.
+ * Writes a call record (and usage) under the activation's epoch, committing the memory writes
+ * made since the last record with it. KEYS: inv, calls, events, memory. ARGV: epoch, callId,
+ * recordJSON, eventJSON, modelCalls+, promptTokens+, completionTokens+, checkCancel ('1' = refuse
+ * when the invocation is flagged cancelled: a call about to start), then memory writes as
+ * key, valueJSON pairs ('' deletes). Returns 1, 0 when fenced out (another activation took
+ * over), or 2 when cancelled.
  */
 export const RECORD_CALL: LuaScript = {
-  numberOfKeys: 3,
+  numberOfKeys: 4,
   lua: `
 if redis.call('HGET', KEYS[1], 'epoch') ~= ARGV[1] then return 0 end
 if ARGV[8] == '1' and redis.call('HGET', KEYS[1], 'cancelRequested') == '1' then return 2 end
@@ -74,6 +76,9 @@ if ARGV[4] ~= '' then redis.call('XADD', KEYS[3], 'MAXLEN', '~', '100000', '*', 
 if ARGV[5] ~= '0' then redis.call('HINCRBY', KEYS[1], 'modelCalls', ARGV[5]) end
 if ARGV[6] ~= '0' then redis.call('HINCRBY', KEYS[1], 'promptTokens', ARGV[6]) end
 if ARGV[7] ~= '0' then redis.call('HINCRBY', KEYS[1], 'completionTokens', ARGV[7]) end
+for i = 9, #ARGV, 2 do
+  if ARGV[i + 1] == '' then redis.call('HDEL', KEYS[4], ARGV[i]) else redis.call('HSET', KEYS[4], ARGV[i], ARGV[i + 1]) end
+end
 return 1`,
 };
 
@@ -183,4 +188,30 @@ while queue[i] do
   end
 end
 return out`,
+};
+
+/**
+ * Commits a code agent's memory writes under the activation's epoch. KEYS: inv, memory.
+ * ARGV: epoch, then key, valueJSON pairs ('' deletes). Returns 1, or 0 when fenced out.
+ */
+export const COMMIT_MEMORY: LuaScript = {
+  numberOfKeys: 2,
+  lua: `
+if redis.call('HGET', KEYS[1], 'epoch') ~= ARGV[1] then return 0 end
+for i = 2, #ARGV, 2 do
+  if ARGV[i + 1] == '' then redis.call('HDEL', KEYS[2], ARGV[i]) else redis.call('HSET', KEYS[2], ARGV[i], ARGV[i + 1]) end
+end
+return 1`,
+};
+
+/**
+ * Discards call records (a code agent whose next call does not match its record) under the
+ * activation's epoch. KEYS: inv, calls. ARGV: epoch, ...callIds. Returns 1, or 0 when fenced out.
+ */
+export const DISCARD_CALLS: LuaScript = {
+  numberOfKeys: 2,
+  lua: `
+if redis.call('HGET', KEYS[1], 'epoch') ~= ARGV[1] then return 0 end
+if #ARGV > 1 then redis.call('HDEL', KEYS[2], unpack(ARGV, 2)) end
+return 1`,
 };

@@ -1,7 +1,9 @@
 import {
   ACTIVATE,
   CANCEL_TREE,
+  COMMIT_MEMORY,
   CREATE_INVOCATION,
+  DISCARD_CALLS,
   FINISH,
   type LuaScript,
   PARK,
@@ -25,6 +27,8 @@ export interface MeshScripts {
   park: Caller;
   finish: Caller;
   cancelTree: Caller;
+  commitMemory: Caller;
+  discardCalls: Caller;
 }
 
 const SCRIPTS: Record<keyof MeshScripts, LuaScript> = {
@@ -35,6 +39,8 @@ const SCRIPTS: Record<keyof MeshScripts, LuaScript> = {
   park: PARK,
   finish: FINISH,
   cancelTree: CANCEL_TREE,
+  commitMemory: COMMIT_MEMORY,
+  discardCalls: DISCARD_CALLS,
 };
 
 /** Registers every Lua step on a connection (EVALSHA with EVAL fallback) and returns callers. */

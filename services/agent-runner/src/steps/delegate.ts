@@ -1,4 +1,10 @@
-import { type CallRecord, childId, type PlannedCall } from '@agentmesh/shared';
+import {
+  type CallRecord,
+  childId,
+  isTerminal,
+  type PlannedCall,
+  toChatMessageContent,
+} from '@agentmesh/shared';
 import { Job } from 'bullmq';
 import type { Activation, ChildSubmission } from '../store/activation-store.js';
 import type { RunnerContext } from './runner-context.js';
@@ -91,6 +97,19 @@ export async function failLostChildren(ctx: RunnerContext, a: Activation): Promi
     if (!child) {
       const error = { code: 'subagent_failed', message: 'the child invocation is gone' };
       await ctx.store.record(a, { ...r, status: 'failed', finishedAt: new Date().toISOString(), error });
+      continue;
+    }
+    if (isTerminal(child.status)) {
+      // The child finished before this record was (re)written: a code agent whose records were
+      // discarded made the same call again. Its outcome is taken over as is.
+      const outcome: Partial<CallRecord> =
+        child.status === 'succeeded'
+          ? { status: 'succeeded', content: toChatMessageContent(child.output ?? null) }
+          : {
+              status: child.status === 'cancelled' ? 'cancelled' : 'failed',
+              ...(child.error ? { error: child.error } : {}),
+            };
+      await ctx.store.record(a, { ...r, ...outcome, finishedAt: new Date().toISOString() });
       continue;
     }
     const job = await Job.fromId(ctx.queues.get(r.name)!, r.childId);

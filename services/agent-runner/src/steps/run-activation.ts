@@ -14,6 +14,7 @@ import { type Activation, FencedOutError } from '../store/activation-store.js';
 import { callModel } from './call-model.js';
 import { failLostChildren, submitDelegations } from './delegate.js';
 import { finishFailed, finishSucceeded } from './finish-invocation.js';
+import { runCodeAgent } from './run-code-agent.js';
 import { recordFailedCalls, runTools } from './run-tools.js';
 import type { RunnerContext } from './runner-context.js';
 
@@ -45,7 +46,9 @@ export async function runActivation(
   if (refusal) return finishFailed(ctx, a, refusal.error, refusal.status);
   if (!agent) return;
   try {
-    await loop(ctx, agent, a, job, token, signal);
+    const code = ctx.codeAgents[agent.name];
+    if (agent.kind === 'code' && code) await runCodeAgent(ctx, agent, code, a, job, token, signal);
+    else await loop(ctx, agent, a, job, token, signal);
   } catch (e) {
     if (isMeshError(e, 'cancelled'))
       return finishFailed(ctx, a, { code: 'cancelled', message: e.message }, 'cancelled');

@@ -1,4 +1,4 @@
-import type { Logger, MeshPlan, ToolInfo } from '@agentmesh/shared';
+import type { LoadedCodeAgent, Logger, MeshPlan, ToolInfo } from '@agentmesh/shared';
 import type { Queue } from 'bullmq';
 import type { RunnerMetrics } from '../metrics.js';
 import type { ChatModel } from '../model/chat-model.js';
@@ -20,6 +20,8 @@ export interface RunnerContext {
   store: ActivationStore;
   /** The queue of every agent (children go to theirs), by agent name. */
   queues: Map<string, Queue>;
+  /** Code agents' modules (their `run`), by agent name. */
+  codeAgents: Record<string, LoadedCodeAgent>;
   /** Chat models by the config's model name. */
   models: Map<string, ChatModel>;
   /** The tool catalogue by tool name. */

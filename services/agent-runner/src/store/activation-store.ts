@@ -1,5 +1,6 @@
 import {
   type CallRecord,
+  compareCallIds,
   decodeCalls,
   decodeInvocation,
   encodeEvent,
@@ -89,12 +90,14 @@ export class ActivationStore {
     record: CallRecord,
     event?: { type: MeshEventType; data: unknown },
     usage: { modelCalls: number; promptTokens: number; completionTokens: number } = NO_USAGE,
+    memoryWrites: [key: string, valueJson: string][] = [],
   ): Promise<void> {
     const s = a.state;
     const ok = await this.scripts.recordCall(
       this.keys.invocation(s.rootId, s.id),
       this.keys.calls(s.rootId, s.id),
       this.keys.events(s.rootId),
+      this.keys.memory(s.rootId, s.id),
       a.epoch,
       record.callId,
       JSON.stringify(record),
@@ -103,6 +106,7 @@ export class ActivationStore {
       usage.promptTokens,
       usage.completionTokens,
       record.status === 'started' ? '1' : '0',
+      ...memoryWrites.flat(),
     );
     if (ok === 2) throw new MeshError('cancelled', 'The invocation was cancelled.');
     if (ok !== 1) throw new FencedOutError(s.id);
@@ -177,6 +181,32 @@ export class ActivationStore {
         throw new FencedOutError(s.id);
     }
     return ret === 1;
+  }
+
+  /** Commits a code agent's memory writes; throws FencedOutError when fenced out. */
+  async commitMemory(a: Activation, writes: [key: string, valueJson: string][]): Promise<void> {
+    const s = a.state;
+    const ok = await this.scripts.commitMemory(
+      this.keys.invocation(s.rootId, s.id),
+      this.keys.memory(s.rootId, s.id),
+      a.epoch,
+      ...writes.flat(),
+    );
+    if (ok !== 1) throw new FencedOutError(s.id);
+  }
+
+  /** Discards the records from `callId` on (in call order): they no longer match the code. */
+  async discardFrom(a: Activation, callId: string): Promise<void> {
+    const s = a.state;
+    const stale = [...a.records.keys()].filter((id) => compareCallIds(id, callId) >= 0);
+    const ok = await this.scripts.discardCalls(
+      this.keys.invocation(s.rootId, s.id),
+      this.keys.calls(s.rootId, s.id),
+      a.epoch,
+      ...stale,
+    );
+    if (ok !== 1) throw new FencedOutError(s.id);
+    for (const id of stale) a.records.delete(id);
   }
 
   /** Reads one invocation's state (a child, when its parent checks on it). */
