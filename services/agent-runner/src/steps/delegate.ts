@@ -5,7 +5,7 @@ import {
   type PlannedCall,
   toChatMessageContent,
 } from '@agentmesh/shared';
-import { Job } from 'bullmq';
+import { Job, WaitingChildrenError } from 'bullmq';
 import type { Activation, ChildSubmission } from '../store/activation-store.js';
 import type { RunnerContext } from './runner-context.js';
 
@@ -86,11 +86,28 @@ export async function submitDelegations(
 }
 
 /**
+ * Parks a parent on its children: `waiting` is recorded, then the job moves to waiting-children and
+ * its worker slot is released (WaitingChildrenError). When every child finished meanwhile, it stays
+ * `running`, takes over the outcome of any child lost at the queue level, and goes on at once.
+ */
+export async function parkOnChildren(
+  ctx: RunnerContext,
+  a: Activation,
+  job: Job,
+  token: string,
+): Promise<void> {
+  await ctx.store.park(a, 'waiting');
+  if (await job.moveToWaitingChildren(token)) throw new WaitingChildrenError();
+  await ctx.store.park(a, 'running');
+  await failLostChildren(ctx, a);
+}
+
+/**
  * After the parent found no pending children, a sub-agent record still `started` means its child
  * job ended without finishing the child (it failed for good at the queue level): the child is
  * failed now, which completes the parent's record with the reason.
  */
-export async function failLostChildren(ctx: RunnerContext, a: Activation): Promise<void> {
+async function failLostChildren(ctx: RunnerContext, a: Activation): Promise<void> {
   for (const r of a.records.values()) {
     if (r.kind !== 'subagent' || r.status !== 'started' || !r.childId) continue;
     const child = await ctx.store.readState(a.state.rootId, r.childId);

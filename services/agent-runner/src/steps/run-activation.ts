@@ -8,11 +8,11 @@ import {
   type JobData,
   type PlannedCall,
 } from '@agentmesh/shared';
-import { type Job, UnrecoverableError, WaitingChildrenError } from 'bullmq';
+import { type Job, UnrecoverableError } from 'bullmq';
 import { HandBackError } from '../job-errors.js';
 import { type Activation, FencedOutError } from '../store/activation-store.js';
 import { callModel } from './call-model.js';
-import { failLostChildren, submitDelegations } from './delegate.js';
+import { parkOnChildren, submitDelegations } from './delegate.js';
 import { finishFailed, finishSucceeded } from './finish-invocation.js';
 import { runCodeAgent } from './run-code-agent.js';
 import { recordFailedCalls, runTools } from './run-tools.js';
@@ -100,10 +100,7 @@ async function loop(
       signal,
     );
     if (!runnable.some((c) => c.kind === 'subagent')) continue;
-    await ctx.store.park(a, 'waiting');
-    if (await job.moveToWaitingChildren(token)) throw new WaitingChildrenError();
-    await ctx.store.park(a, 'running');
-    await failLostChildren(ctx, a);
+    await parkOnChildren(ctx, a, job, token);
   }
 }
 

@@ -14,10 +14,10 @@ import {
   type SubagentResult,
   toolCallId,
 } from '@agentmesh/shared';
-import { type Job, WaitingChildrenError } from 'bullmq';
+import type { Job } from 'bullmq';
 import type { Activation } from '../store/activation-store.js';
 import { CodeAgentReplay } from './code-agent-replay.js';
-import { failLostChildren, submitDelegations } from './delegate.js';
+import { parkOnChildren, submitDelegations } from './delegate.js';
 import { finishFailed, finishSucceeded } from './finish-invocation.js';
 import type { RunnerContext } from './runner-context.js';
 
@@ -46,10 +46,7 @@ export async function runCodeAgent(
       return finishFailed(ctx, a, { code: 'agent_failed', message: (e as Error)?.message ?? String(e) });
     }
     // Blocked on children: park, unless they all finished meanwhile (then replay at once).
-    await ctx.store.park(a, 'waiting');
-    if (await job.moveToWaitingChildren(token)) throw new WaitingChildrenError();
-    await ctx.store.park(a, 'running');
-    await failLostChildren(ctx, a);
+    await parkOnChildren(ctx, a, job, token);
   }
 }
 
