@@ -1,4 +1,5 @@
 // The pure core of agentmesh: every service imports this package root, nothing deeper.
+export { checkExposure, type Exposure, isLoopback } from './auth/check-exposure.js';
 export { type ApiKey, parseApiKeys } from './auth/parse-api-keys.js';
 export * from './config/index.js';
 export * from './define.js';

@@ -27,6 +27,16 @@ export interface ServiceEnv {
   /** On SIGTERM, how long a runner lets jobs in hand finish before handing them back. */
   drainMs: number;
   logLevel: string;
+  /** The address services listen on (`HOST`, default loopback). */
+  host: string;
+  /** `MESH_ALLOW_ANONYMOUS=true` (that value only): a non-loopback listener without a secret is intended. */
+  allowAnonymous: boolean;
+  /** Bounds on hostile input (DESIGN §16). */
+  maxTimeoutSeconds: number;
+  maxModelReplyBytes: number;
+  maxCallsPerTurn: number;
+  maxStreamsPerKey: number;
+  maxStreams: number;
 }
 
 /** Parses the environment; every bad value is reported at once with its variable name. */
@@ -67,7 +77,20 @@ export function serviceEnv(env: Record<string, string | undefined>): ServiceEnv 
     drainMs: int('RUNNER_DRAIN_MS', 30_000, 0),
     maxRecoveries: int('MESH_MAX_RECOVERIES', 5, 0),
     logLevel: str('LOG_LEVEL') ?? 'info',
+    host: str('HOST') ?? '127.0.0.1',
+    allowAnonymous: env.MESH_ALLOW_ANONYMOUS === 'true',
+    maxTimeoutSeconds: int('MESH_MAX_TIMEOUT_SECONDS', 86_400, 1),
+    maxModelReplyBytes: int('MESH_MAX_MODEL_REPLY_BYTES', 4 * 1024 * 1024, 1024),
+    maxCallsPerTurn: int('MESH_MAX_CALLS_PER_TURN', 64, 1),
+    maxStreamsPerKey: int('MESH_MAX_STREAMS_PER_KEY', 32, 1),
+    maxStreams: int('MESH_MAX_STREAMS', 1024, 1),
   };
+  if (settings.defaultTimeoutSeconds > settings.maxTimeoutSeconds) {
+    problems.push({
+      path: 'MESH_DEFAULT_TIMEOUT_SECONDS',
+      message: `must not exceed MESH_MAX_TIMEOUT_SECONDS (${settings.maxTimeoutSeconds})`,
+    });
+  }
   if (!/^[A-Za-z0-9_-]+$/.test(settings.prefix)) {
     problems.push({ path: 'MESH_PREFIX', message: 'may hold only letters, digits, _ and -' });
   }
