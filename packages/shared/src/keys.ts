@@ -1,3 +1,5 @@
+import { createHash } from 'node:crypto';
+
 /**
  * Every Redis key and queue name of agentmesh, built here and nowhere else (DESIGN §8).
  * Invocation keys carry the ROOT invocation's hash tag, so a whole tree lives in one cluster
@@ -33,14 +35,18 @@ export interface KeyLayout {
   doneChannel(): string;
   /** Channel: cancel an invocation subtree (message = invocation id). */
   cancelChannel(): string;
-  /** String: a tool call's outcome for an Idempotency-Key (tool-host). */
+  /** Hash with TTL: a tool call's record for an Idempotency-Key (`tool`, `args` hash, `outcome`). */
   toolOutcome(idempotencyKey: string): string;
-  /** String with TTL: the lease of a tool call running under an Idempotency-Key. */
+  /** String with TTL: the lease of a tool call running under an Idempotency-Key (same slot). */
   toolLease(idempotencyKey: string): string;
   /** String with TTL: held by the runner sweeping for stuck parked parents. */
   watchdogLock(): string;
   /** Sorted set: in-flight calls per model entry, for `maxConcurrency`. */
   modelSlots(model: string): string;
+}
+
+function sha256(text: string): string {
+  return createHash('sha256').update(text).digest('hex');
 }
 
 /** A BullMQ queue name for an agent (BullMQ rejects `:` in names). */
@@ -66,8 +72,9 @@ export function keyLayout(prefix = 'mesh'): KeyLayout {
     agentRunners: (agent) => `${prefix}:runners:${agent}`,
     doneChannel: () => `${prefix}:done`,
     cancelChannel: () => `${prefix}:cancel`,
-    toolOutcome: (key) => `${prefix}:tool-outcome:${key}`,
-    toolLease: (key) => `${prefix}:tool-lease:${key}`,
+    // One hash tag per Idempotency-Key (its sha256: bounded, any bytes): record and lease share a slot.
+    toolOutcome: (key) => `${prefix}:{tool:${sha256(key)}}:outcome`,
+    toolLease: (key) => `${prefix}:{tool:${sha256(key)}}:lease`,
     modelSlots: (model) => `${prefix}:model-slots:${model}`,
     watchdogLock: () => `${prefix}:watchdog-lock`,
   };

@@ -1,7 +1,8 @@
 import { timingSafeEqual } from 'node:crypto';
-import { MeshError } from '@agentmesh/shared';
+import { type Logger, MeshError } from '@agentmesh/shared';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { pino } from 'pino';
+import { CancelWatch } from './cancel/cancel-watch.js';
 import type { OutcomeStore } from './idempotency/outcome-store.js';
 import type { LoadedTool } from './load-tools.js';
 import { toolRoutes } from './routes/tools.js';
@@ -13,6 +14,11 @@ export interface ToolHostOptions {
   internalToken?: string | undefined;
   /** Keeps each Idempotency-Key's outcome; without it a repeated call runs again. */
   outcomes?: OutcomeStore | undefined;
+  /**
+   * Aborts the calls of cancelled invocations; by default one on the outcome store's Redis
+   * (its own subscriber connection, opened when the app is ready and closed with it).
+   */
+  cancels?: CancelWatch | undefined;
   /** A pino logger; silent when absent. */
   logger?: FastifyBaseLogger;
 }
@@ -69,6 +75,13 @@ export function buildToolHost(opts: ToolHostOptions): FastifyInstance {
       .send(new MeshError('not_found', `Route ${req.method} ${req.url.split('?')[0]} not found.`).toBody()),
   );
   app.get('/healthz', async () => ({ status: 'ok' }));
-  app.register(toolRoutes, { tools: opts.tools, outcomes: opts.outcomes });
+  const cancels =
+    opts.cancels ??
+    (opts.outcomes && new CancelWatch(opts.outcomes.redis, opts.outcomes.keys, app.log as Logger));
+  if (cancels) {
+    app.addHook('onReady', () => cancels.start());
+    app.addHook('onClose', () => cancels.close());
+  }
+  app.register(toolRoutes, { tools: opts.tools, outcomes: opts.outcomes, cancels });
   return app;
 }

@@ -1,4 +1,4 @@
-import { keyLayout, loadConfig, serviceEnv } from '@agentmesh/shared';
+import { checkExposure, keyLayout, loadConfig, serviceEnv } from '@agentmesh/shared';
 import { Redis } from 'ioredis';
 import { pino } from 'pino';
 import { buildToolHost } from './app.js';
@@ -6,9 +6,19 @@ import { OutcomeStore } from './idempotency/outcome-store.js';
 import { loadTools } from './load-tools.js';
 import { publishCatalogue } from './publish-catalogue.js';
 
-const env = serviceEnv(process.env);
-const log = pino({ level: env.logLevel, base: { service: 'tool-host' } });
+const log = pino({ base: { service: 'tool-host' } });
 try {
+  const env = serviceEnv(process.env);
+  log.level = env.logLevel;
+  // Secure by default (DESIGN §3): refuse a reachable listener without a token, unless intended.
+  const exposed = checkExposure({
+    service: 'tool-host',
+    host: env.host,
+    secretVar: 'MESH_INTERNAL_TOKEN',
+    secretSet: !!env.internalToken,
+    allowAnonymous: env.allowAnonymous,
+  });
+  if (exposed) log.warn(exposed);
   const config = await loadConfig(env.configFile, process.env);
   const tools = await loadTools(config);
   const redis = new Redis(env.redisUrl, { maxRetriesPerRequest: null });
@@ -17,7 +27,7 @@ try {
   // Outcomes outlive every invocation that could repeat the call: kept for the retention period.
   const outcomes = new OutcomeStore(redis, keys, env.retentionSeconds);
   const app = buildToolHost({ tools, internalToken: env.internalToken, logger: log, outcomes });
-  await app.listen({ port: env.toolHostPort, host: process.env.HOST ?? '127.0.0.1' });
+  await app.listen({ port: env.toolHostPort, host: env.host });
   const version = await publishCatalogue(
     redis,
     keys,

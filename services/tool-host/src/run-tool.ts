@@ -11,24 +11,25 @@ import type { LoadedTool } from './load-tools.js';
 
 const DEFAULT_TIMEOUT_MS = 30_000;
 
-/** How a run ended: its outcome, or `abandoned` when the caller left before it finished. */
+/** How a run ended: its outcome, or `abandoned` when its invocation was cancelled before it finished. */
 export type RunResult = { outcome: StoredOutcome; abandoned: boolean };
 
 /**
  * Runs one tool call under its timeout, with the injected context; every failure becomes an
  * outcome (a throw is `tool_failed` with its message, a result failing the output schema too).
- * `callerGone` aborts the tool's signal; a tool that then fails leaves the call abandoned.
+ * Only `cancelled` (the invocation's cancellation) aborts it early, never the caller leaving;
+ * a tool so aborted that did not finish leaves the call abandoned (its key in doubt).
  */
 export async function runTool(
   tool: LoadedTool,
   args: unknown,
   context: ToolContext,
   log: Logger,
-  callerGone: AbortSignal,
+  cancelled: AbortSignal,
 ): Promise<RunResult> {
   const timeoutMs = tool.info.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   const timeout = AbortSignal.timeout(timeoutMs);
-  const signal = AbortSignal.any([timeout, callerGone]);
+  const signal = AbortSignal.any([timeout, cancelled]);
   const ctx: ToolRunContext = { ...context, deadline: new Date(context.deadline), signal, log };
   try {
     const result = await Promise.race([
@@ -46,9 +47,9 @@ export async function runTool(
     }
     return { outcome: { ok: true, result: result === undefined ? null : result }, abandoned: false };
   } catch (e) {
-    if (callerGone.aborted) {
+    if (cancelled.aborted) {
       return {
-        outcome: { ok: false, error: { code: 'cancelled', message: 'the caller went away' } },
+        outcome: { ok: false, error: { code: 'cancelled', message: 'The invocation was cancelled.' } },
         abandoned: true,
       };
     }

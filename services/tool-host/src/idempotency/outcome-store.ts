@@ -7,33 +7,49 @@ export type StoredOutcome =
   | { ok: true; result: unknown }
   | { ok: false; error: { code: string; message: string } };
 
+/** What a key is bound to: the tool it was first used with and the hash of its arguments. */
+export interface CallScope {
+  tool: string;
+  argsHash: string;
+}
+
 /** What to do with a call, decided atomically from its key's record and lease. */
 export type Admission =
   | { kind: 'run'; lease: Lease }
   | { kind: 'done'; outcome: StoredOutcome }
   | { kind: 'busy' }
-  | { kind: 'in_doubt' };
+  | { kind: 'in_doubt' }
+  | { kind: 'reused' };
 
 /** The lease of a running call: renewed while it runs, released with its outcome. */
 export interface Lease {
   release(outcome: StoredOutcome): Promise<void>;
-  /** Lets go without an outcome (the caller left mid-call): the key stays in doubt. */
+  /** Lets go without an outcome (the call was aborted before it finished): the key stays in doubt. */
   abandon(): Promise<void>;
 }
 
-// KEYS: outcome, lease. ARGV: token, leaseMs, ttlSeconds, rerunInDoubt ('1' for idempotent tools).
+// The record is a hash: `tool` and `args` (the scope, set when the call starts: the 'started'
+// marker) and `outcome` (JSON, once it ended). A key used with another scope is 'reused'.
+// KEYS: record, lease. ARGV: token, leaseMs, ttlSeconds, rerunInDoubt ('1' for idempotent tools),
+// tool, argsHash.
 const BEGIN = `
-local o = redis.call('GET', KEYS[1])
-if o and o ~= 'started' then return {'done', o} end
-if redis.call('EXISTS', KEYS[2]) == 1 then return {'busy'} end
-if o == 'started' and ARGV[4] ~= '1' then return {'in_doubt'} end
-redis.call('SET', KEYS[1], 'started', 'EX', ARGV[3])
+local rec = redis.call('HMGET', KEYS[1], 'tool', 'args', 'outcome')
+if rec[1] then
+  if rec[1] ~= ARGV[5] or rec[2] ~= ARGV[6] then return {'reused'} end
+  if rec[3] then return {'done', rec[3]} end
+  if redis.call('EXISTS', KEYS[2]) == 1 then return {'busy'} end
+  if ARGV[4] ~= '1' then return {'in_doubt'} end
+end
+redis.call('DEL', KEYS[1])
+redis.call('HSET', KEYS[1], 'tool', ARGV[5], 'args', ARGV[6])
+redis.call('EXPIRE', KEYS[1], ARGV[3])
 redis.call('SET', KEYS[2], ARGV[1], 'PX', ARGV[2])
 return {'run'}`;
 
-// KEYS: outcome, lease. ARGV: token, outcomeJSON, ttlSeconds.
+// KEYS: record, lease. ARGV: token, outcomeJSON, ttlSeconds, tool, argsHash.
 const END = `
-redis.call('SET', KEYS[1], ARGV[2], 'EX', ARGV[3])
+redis.call('HSET', KEYS[1], 'tool', ARGV[4], 'args', ARGV[5], 'outcome', ARGV[2])
+redis.call('EXPIRE', KEYS[1], ARGV[3])
 if redis.call('GET', KEYS[2]) == ARGV[1] then redis.call('DEL', KEYS[2]) end
 return 1`;
 
@@ -50,33 +66,36 @@ return 0`;
 /**
  * Keeps each Idempotency-Key's outcome (longer than any invocation lives) and a lease while its
  * call runs (DESIGN §7): a repeated key answers from the outcome, waits while the lease is live,
- * and after an expired lease runs again only for a tool declared idempotent.
+ * and after an expired lease runs again only for a tool declared idempotent. A key is bound to
+ * the tool and arguments it was first used with (DESIGN §16).
  */
 export class OutcomeStore {
   constructor(
-    private readonly redis: Redis,
-    private readonly keys: KeyLayout,
+    readonly redis: Redis,
+    readonly keys: KeyLayout,
     private readonly ttlSeconds: number,
     private readonly leaseMs = 5000,
   ) {}
 
   /** Decides whether this call runs now, was done already, is running elsewhere, or is in doubt. */
-  async admit(idempotencyKey: string, idempotent: boolean): Promise<Admission> {
+  async admit(idempotencyKey: string, scope: CallScope, idempotent: boolean): Promise<Admission> {
     const token = randomUUID();
-    const outcomeKey = this.keys.toolOutcome(idempotencyKey);
+    const recordKey = this.keys.toolOutcome(idempotencyKey);
     const leaseKey = this.keys.toolLease(idempotencyKey);
     const [kind, stored] = (await this.redis.eval(
       BEGIN,
       2,
-      outcomeKey,
+      recordKey,
       leaseKey,
       token,
       this.leaseMs,
       this.ttlSeconds,
       idempotent ? '1' : '0',
+      scope.tool,
+      scope.argsHash,
     )) as [string, string?];
     if (kind === 'done') return { kind, outcome: JSON.parse(stored!) as StoredOutcome };
-    if (kind === 'busy' || kind === 'in_doubt') return { kind };
+    if (kind === 'busy' || kind === 'in_doubt' || kind === 'reused') return { kind };
     const renew = setInterval(
       () => void this.redis.eval(RENEW, 1, leaseKey, token, this.leaseMs).catch(() => undefined),
       Math.max(100, Math.floor(this.leaseMs / 3)),
@@ -89,11 +108,13 @@ export class OutcomeStore {
           await this.redis.eval(
             END,
             2,
-            outcomeKey,
+            recordKey,
             leaseKey,
             token,
             JSON.stringify(outcome),
             this.ttlSeconds,
+            scope.tool,
+            scope.argsHash,
           );
         },
         abandon: async () => {
