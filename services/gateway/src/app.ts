@@ -14,12 +14,16 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { Redis } from 'ioredis';
 import { pino } from 'pino';
 import { collectDefaultMetrics, Registry } from 'prom-client';
+import { EventHub } from './events/event-hub.js';
+import { StreamSlots } from './events/stream-slots.js';
 import { InvocationService } from './invocations/invocation-service.js';
 import { Waiters } from './invocations/waiters.js';
 import { MeshState } from './mesh-state.js';
 import { installAuth } from './plugins/auth.js';
 import { registerDocs } from './plugins/docs.js';
 import { installErrorHandler } from './plugins/error-handler.js';
+import { clientErrorHandler, frameworkErrors, installFrameworkErrors } from './plugins/framework-errors.js';
+import { installJsonBody } from './plugins/json-body.js';
 import { agentRoutes } from './routes/agents.js';
 import { eventRoutes } from './routes/events.js';
 import { healthRoutes } from './routes/health.js';
@@ -38,6 +42,17 @@ export interface GatewayOptions {
   apiKeys?: string | undefined;
   /** A pino logger; silent when absent. */
   logger?: FastifyBaseLogger;
+  /** The largest `?timeout` in seconds (MESH_MAX_TIMEOUT_SECONDS, default 86400). */
+  maxTimeoutSeconds?: number;
+  /** Open event streams per API key, callers without a key counting as one (default 32). */
+  maxStreamsPerKey?: number;
+  /** Open event streams per gateway (default 1024). */
+  maxStreams?: number;
+  /** How long a request's headers, and the whole request, may take to arrive (default 10 s, 30 s). */
+  headersTimeoutMs?: number;
+  requestTimeoutMs?: number;
+  /** How often an idle event stream sends a heartbeat (default 15 s). */
+  heartbeatMs?: number;
 }
 
 /** The gateway: a fastify app plus the connections it owns; `close()` ends both. */
@@ -59,11 +74,15 @@ export async function buildGateway(opts: GatewayOptions): Promise<Gateway> {
     lazyConnect: true,
   });
   const subscriber = new Redis(opts.redisUrl, { maxRetriesPerRequest: null, lazyConnect: true });
+  // Every event stream of this gateway shares this one blocking reader (DESIGN §16).
+  const streamReader = new Redis(opts.redisUrl, { maxRetriesPerRequest: null, lazyConnect: true });
   // ioredis reconnects by itself; an outage is logged here instead of as an unhandled event.
   const logger = opts.logger ?? pino({ enabled: false });
-  for (const c of [redis, subscriber])
+  for (const c of [redis, subscriber, streamReader])
     c.on('error', (e: Error) => logger.warn({ err: e.message }, 'redis connection error'));
-  await Promise.all([redis.connect(), subscriber.connect()]);
+  await Promise.all([redis.connect(), subscriber.connect(), streamReader.connect()]);
+  const hub = new EventHub(streamReader, redis);
+  hub.start();
   const queues = new Map(
     Object.keys(opts.config.agents).map((name) => [
       name,
@@ -97,10 +116,19 @@ export async function buildGateway(opts: GatewayOptions): Promise<Gateway> {
     else void refresh().catch((e: Error) => app.log.error({ err: e.message }, 'bad catalogue'));
   }, 500);
 
+  const requestTimeoutMs = opts.requestTimeoutMs ?? 30_000;
+  const headersTimeoutMs = opts.headersTimeoutMs ?? 10_000;
   const app = Fastify({
     loggerInstance: logger,
     bodyLimit: opts.bodyLimit ?? 1024 * 1024,
+    requestTimeout: requestTimeoutMs,
+    // Node looks for late headers and bodies this often (its default, 30 s, would let them linger).
+    http: { connectionsCheckingInterval: Math.max(100, Math.min(1000, headersTimeoutMs / 2)) },
+    clientErrorHandler,
+    frameworkErrors,
   });
+  installFrameworkErrors(app, { headersTimeoutMs, requestTimeoutMs });
+  installJsonBody(app);
   // Only application/json bodies are accepted (DESIGN §3); fastify parses text/plain too by default.
   app.removeContentTypeParser('text/plain');
   // One validator for the gateway, the runners and the model-facing tools: never coerces, never
@@ -137,9 +165,21 @@ export async function buildGateway(opts: GatewayOptions): Promise<Gateway> {
   collectDefaultMetrics({ register: registry });
   await registerDocs(app, { auth: apiKeys !== undefined });
   await app.register(healthRoutes, { redis, keys, mesh, registry });
-  await app.register(agentRoutes, { mesh, invocations, defaultTimeoutSeconds: opts.defaultTimeoutSeconds });
+  await app.register(agentRoutes, {
+    mesh,
+    invocations,
+    defaultTimeoutSeconds: opts.defaultTimeoutSeconds,
+    maxTimeoutSeconds: opts.maxTimeoutSeconds ?? 86_400,
+  });
   await app.register(invocationRoutes, { invocations, redis, keys });
-  await app.register(eventRoutes, { redis, keys, invocations });
+  await app.register(eventRoutes, {
+    redis,
+    keys,
+    invocations,
+    hub,
+    slots: new StreamSlots(opts.maxStreamsPerKey ?? 32, opts.maxStreams ?? 1024),
+    ...(opts.heartbeatMs === undefined ? {} : { heartbeatMs: opts.heartbeatMs }),
+  });
   return {
     app,
     mesh,
@@ -149,6 +189,7 @@ export async function buildGateway(opts: GatewayOptions): Promise<Gateway> {
       waiters.releaseAll();
       await app.close();
       await Promise.all([...queues.values()].map((q) => q.close()));
+      hub.close();
       subscriber.disconnect();
       redis.disconnect();
     },

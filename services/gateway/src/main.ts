@@ -1,10 +1,19 @@
-import { loadCodeAgents, loadConfig, serviceEnv } from '@agentmesh/shared';
+import { checkExposure, loadCodeAgents, loadConfig, serviceEnv } from '@agentmesh/shared';
 import { pino } from 'pino';
 import { buildGateway } from './app.js';
 
 const env = serviceEnv(process.env);
 const log = pino({ level: env.logLevel, base: { service: 'gateway' } });
 try {
+  // Secure by default (DESIGN §3): checked before anything connects or listens.
+  const warning = checkExposure({
+    service: 'gateway',
+    host: env.host,
+    secretVar: 'MESH_API_KEYS',
+    secretSet: env.apiKeys !== undefined,
+    allowAnonymous: env.allowAnonymous,
+  });
+  if (warning) log.warn(warning);
   const config = await loadConfig(env.configFile, process.env);
   const gateway = await buildGateway({
     config,
@@ -15,10 +24,12 @@ try {
     retentionSeconds: env.retentionSeconds,
     apiKeys: env.apiKeys,
     logger: log,
+    maxTimeoutSeconds: env.maxTimeoutSeconds,
+    maxStreamsPerKey: env.maxStreamsPerKey,
+    maxStreams: env.maxStreams,
   });
-  const host = process.env.HOST ?? '127.0.0.1';
-  await gateway.app.listen({ port: env.gatewayPort, host });
-  log.info({ docs: `http://${host}:${env.gatewayPort}/docs` }, 'gateway ready');
+  await gateway.app.listen({ port: env.gatewayPort, host: env.host });
+  log.info({ docs: `http://${env.host}:${env.gatewayPort}/docs` }, 'gateway ready');
   const stop = async () => {
     await gateway.close(); // fastify's close finishes open requests first
     process.exit(0);

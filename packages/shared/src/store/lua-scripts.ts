@@ -9,15 +9,21 @@ export interface LuaScript {
 }
 
 /**
- * Creates an invocation unless it exists. KEYS: inv, events. ARGV: eventJSON, ...hash fields.
- * Returns 1 when created, 0 when it already existed.
+ * Creates a root invocation unless it exists. KEYS: inv, events. ARGV: eventJSON, ttlSeconds,
+ * ...hash fields. Both keys get the TTL (deadline + retention): one orphaned in `queued` (never
+ * enqueued) expires; FINISH sets the retention TTL once it ends. Returns 1 when created, 0 when it
+ * already existed.
  */
 export const CREATE_INVOCATION: LuaScript = {
   numberOfKeys: 2,
   lua: `
 if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
-redis.call('HSET', KEYS[1], unpack(ARGV, 2))
-if ARGV[1] ~= '' then redis.call('XADD', KEYS[2], 'MAXLEN', '~', '100000', '*', 'e', ARGV[1]) end
+redis.call('HSET', KEYS[1], unpack(ARGV, 3))
+redis.call('EXPIRE', KEYS[1], tonumber(ARGV[2]))
+if ARGV[1] ~= '' then
+  redis.call('XADD', KEYS[2], 'MAXLEN', '~', '100000', '*', 'e', ARGV[1])
+  redis.call('EXPIRE', KEYS[2], tonumber(ARGV[2]))
+end
 return 1`,
 };
 

@@ -3,12 +3,12 @@ import {
   type InvocationView,
   isInvocationId,
   type KeyLayout,
-  readInvocation,
   rootOf,
   toInvocationView,
 } from '@agentmesh/shared';
 import type { Redis } from 'ioredis';
 import type { Caller } from '../auth/caller.js';
+import { readInvocationSafely } from './read-invocation-safely.js';
 
 /**
  * Reads invocations back from Redis, with the visibility rule of API keys: what the routes (and
@@ -22,7 +22,7 @@ export class InvocationReader {
 
   /** The InvocationView of any invocation of any tree, or undefined. */
   async view(id: string): Promise<InvocationView | undefined> {
-    const found = await readInvocation(this.redis, this.keys, id);
+    const found = await readInvocationSafely(this.redis, this.keys, id);
     return found && toInvocationView(found.state, found.calls);
   }
 
@@ -32,7 +32,7 @@ export class InvocationReader {
    */
   async viewFor(id: string, caller: Caller): Promise<InvocationView | undefined> {
     if (!isInvocationId(id)) return undefined;
-    const found = await readInvocation(this.redis, this.keys, id);
+    const found = await readInvocationSafely(this.redis, this.keys, id);
     if (!found || !caller.sees(found.state.owner)) return undefined;
     return toInvocationView(found.state, found.calls);
   }
@@ -54,7 +54,7 @@ export class InvocationReader {
       for (const [err, records] of (await p.exec()) ?? []) {
         if (err) throw err;
         for (const text of records as string[]) {
-          const child = (JSON.parse(text) as CallRecord).childId;
+          const child = childOf(text);
           if (!child || ids.has(child)) continue;
           ids.add(child);
           frontier.push(child);
@@ -62,5 +62,14 @@ export class InvocationReader {
       }
     }
     return ids;
+  }
+}
+
+/** The child id a call record names, if any (an unreadable record names none). */
+function childOf(text: string): string | undefined {
+  try {
+    return (JSON.parse(text) as CallRecord).childId;
+  } catch {
+    return undefined;
   }
 }

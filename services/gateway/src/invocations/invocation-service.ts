@@ -10,7 +10,6 @@ import {
   MeshError,
   type MeshScripts,
   newRootId,
-  readInvocation,
   rootOf,
 } from '@agentmesh/shared';
 import type { Queue } from 'bullmq';
@@ -18,6 +17,7 @@ import type { Redis } from 'ioredis';
 import { ANYONE, type Caller } from '../auth/caller.js';
 import { IdempotencyStore } from './idempotency-store.js';
 import { InvocationReader } from './invocation-reader.js';
+import { readInvocationSafely } from './read-invocation-safely.js';
 import type { Waiters } from './waiters.js';
 
 /** How a root invocation is started. */
@@ -35,6 +35,9 @@ export interface StartOptions {
 // A repeated Idempotency-Key waits this long for the first request to create the invocation; past
 // it the first request is taken to have died after claiming the key, and this one creates it.
 const CLAIM_GRACE_MS = 2000;
+
+// The `recent` set (GET /invocations) holds at most this many roots; older ones stay readable by id.
+const RECENT_LIMIT = 100_000;
 
 /** Starts and cancels root invocations, and reads them back: the gateway's side of the state in Redis. */
 export class InvocationService extends InvocationReader {
@@ -107,13 +110,19 @@ export class InvocationService extends InvocationReader {
     return isTerminal(view.status);
   }
 
-  /** Writes the invocation (unless it exists), lists it as recent, and enqueues its job. */
+  /**
+   * Writes the invocation (unless it exists), lists it as recent, and enqueues its job. When a step
+   * after the write fails, the invocation is taken back (deleted) and the request answers 503
+   * `unavailable`: a 5xx from invoke means nothing was created, so a retry is no second run. Were
+   * the take-back to fail too, the invocation still expires (its keys carry deadline + retention).
+   */
   private async create(agent: AgentPlan, input: unknown, id: string, opts: StartOptions): Promise<void> {
     const now = Date.now();
     const created = await this.scripts.createInvocation(
       this.keys.invocation(id, id),
       this.keys.events(id),
       encodeEvent({ id, agent: agent.name }, 'status', { status: 'queued' }, now),
+      Math.ceil(opts.timeoutMs / 1000) + this.retentionSeconds,
       ...encodeNewInvocation({
         id,
         agent: agent.name,
@@ -127,8 +136,44 @@ export class InvocationService extends InvocationReader {
         ...(opts.traceparent ? { traceparent: opts.traceparent } : {}),
       }),
     );
-    if (created === 1) await this.redis.zadd(this.keys.recent(), now, id);
-    await this.enqueue(agent.name, id, opts.traceparent);
+    try {
+      if (created === 1) await this.listRecent(id, now);
+      await this.enqueue(agent.name, id, opts.traceparent);
+    } catch {
+      if (created === 1) await this.takeBack(agent.name, id);
+      throw new MeshError(
+        'unavailable',
+        'The invocation could not be queued, so nothing was started; retry later.',
+      );
+    }
+  }
+
+  /**
+   * Adds a root to the `recent` set and keeps the set bounded: entries older than the retention
+   * go (their invocations have expired), the set holds at most `RECENT_LIMIT` entries, and it
+   * expires a retention period after the last invocation was created.
+   */
+  private async listRecent(id: string, now: number): Promise<void> {
+    const key = this.keys.recent();
+    const results = await this.redis
+      .multi()
+      .zadd(key, now, id)
+      .zremrangebyscore(key, '-inf', `(${now - this.retentionSeconds * 1000}`)
+      .zremrangebyrank(key, 0, -(RECENT_LIMIT + 1))
+      .expire(key, this.retentionSeconds)
+      .exec();
+    const failed = results?.find(([err]) => err)?.[0];
+    if (!results || failed) throw failed ?? new Error('recent: no answer');
+  }
+
+  /** Removes an invocation whose creation could not be completed: its job (if any), keys and listing. */
+  private async takeBack(agent: string, id: string): Promise<void> {
+    await this.queues
+      .get(agent)
+      ?.remove(id)
+      .catch(() => 0);
+    await this.redis.del(this.keys.invocation(id, id), this.keys.events(id)).catch(() => 0);
+    await this.redis.zrem(this.keys.recent(), id).catch(() => 0);
   }
 
   /** Adds the invocation's job; BullMQ ignores a second add of the same job id. */
@@ -181,7 +226,7 @@ export class InvocationService extends InvocationReader {
 
   /** A job not yet taken by a runner is removed, and its invocation finished `cancelled` at once. */
   private async dropQueued(id: string): Promise<void> {
-    const found = await readInvocation(this.redis, this.keys, id);
+    const found = await readInvocationSafely(this.redis, this.keys, id);
     const queue = found && this.queues.get(found.state.agent);
     if (!found || !queue) return;
     const removed = await queue.remove(id).catch(() => 0);

@@ -9,6 +9,7 @@ import {
 import type { Redis } from 'ioredis';
 import type { Caller } from '../auth/caller.js';
 import { type InvocationSummary, SUMMARY_FIELDS, toSummary } from './invocation-summary.js';
+import { sanitizeInvocationHash } from './read-invocation-safely.js';
 
 /** What `GET /invocations` asks for, already checked. */
 export interface ListQuery {
@@ -58,7 +59,7 @@ export async function listInvocations(
       ) as Record<string, string>;
       if (h.v === undefined) expired.push(e.id);
       else {
-        const s = decodeInvocation(h);
+        const s = decodeInvocation(sanitizeInvocationHash(h));
         const wanted = (!q.agent || s.agent === q.agent) && (!q.status || s.status === q.status);
         if (wanted && caller.sees(s.owner)) items.push(toSummary(toInvocationView(s, [])));
       }

@@ -10,6 +10,17 @@ const FASTIFY_CODES: Record<string, MeshError['code']> = {
   FST_ERR_CTP_INVALID_CONTENT_LENGTH: 'invalid_json',
 };
 
+/** Client errors of plugins (no fastify code of their own), by status. */
+const CLIENT_ERRORS: Record<number, MeshError['code']> = {
+  400: 'invalid_input',
+  405: 'method_not_allowed',
+  408: 'request_timeout',
+  413: 'payload_too_large',
+  414: 'url_too_long',
+  415: 'unsupported_media_type',
+  431: 'headers_too_large',
+};
+
 /** Every error answer is `{"error": {code, message, details?}}`, without stack or internals. */
 export function installErrorHandler(app: FastifyInstance, redisReachable: () => boolean = () => true): void {
   app.setErrorHandler((err: FastifyError, req, reply) => {
@@ -31,6 +42,14 @@ export function installErrorHandler(app: FastifyInstance, redisReachable: () => 
         .status(400)
         .send(new MeshError('invalid_json', 'The request body is not valid JSON.').toBody());
     }
+    // @fastify/static refuses a path outside its root with 403 (and a missing file with 404): for a
+    // client either is a route that does not exist. Other client errors of plugins keep their class.
+    if (err.statusCode === 403 || err.statusCode === 404) {
+      const e = new MeshError('not_found', `Route ${req.method} ${req.url.split('?')[0]} not found.`);
+      return reply.status(404).send(e.toBody());
+    }
+    const byStatus = err.statusCode ? CLIENT_ERRORS[err.statusCode] : undefined;
+    if (byStatus) return reply.status(err.statusCode!).send(new MeshError(byStatus).toBody());
     // Redis holds every invocation: without it the gateway cannot serve, and a retry later may succeed.
     if (!redisReachable()) {
       return reply

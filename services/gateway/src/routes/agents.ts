@@ -9,6 +9,8 @@ export interface AgentRoutesOptions {
   mesh: MeshState;
   invocations: InvocationService;
   defaultTimeoutSeconds: number;
+  /** The largest `?timeout` (MESH_MAX_TIMEOUT_SECONDS). */
+  maxTimeoutSeconds: number;
 }
 
 const ErrorResponse = { $ref: 'ErrorBody#' };
@@ -22,8 +24,7 @@ const InvokeQuery = {
     },
     timeout: {
       type: 'string',
-      pattern: '^\\d+(\\.\\d+)?$',
-      description: 'The invocation deadline in seconds.',
+      description: 'The invocation deadline in whole seconds, 1 to MESH_MAX_TIMEOUT_SECONDS (default 86400).',
     },
   },
   additionalProperties: false,
@@ -81,13 +82,10 @@ export const agentRoutes: FastifyPluginAsync<AgentRoutesOptions> = async (app, o
     if (!agent) throw new MeshError('agent_not_found', `No agent is named ${name}.`);
     const query = req.query as { wait?: string; timeout?: string };
     const wait = seconds(query.wait, 30, 300, 'wait');
-    const timeout = seconds(
-      query.timeout,
-      opts.defaultTimeoutSeconds,
-      Number.MAX_SAFE_INTEGER / 1000,
-      'timeout',
-    );
-    if (timeout <= 0) throw badQuery('timeout', 'must be greater than 0');
+    // Checked before anything is written: a deadline past MESH_MAX_TIMEOUT_SECONDS is refused (§16).
+    const timeout = query.timeout === undefined ? opts.defaultTimeoutSeconds : Number(query.timeout);
+    if (!/^[0-9]{1,16}$/.test(query.timeout ?? '1') || timeout < 1 || timeout > opts.maxTimeoutSeconds)
+      throw badQuery('timeout', `must be a whole number of seconds between 1 and ${opts.maxTimeoutSeconds}`);
     const idempotencyKey = idempotencyKeyOf(req.headers);
     const abort = new AbortController();
     // The request stream closes once its body is read; the response closing before it was sent
@@ -128,12 +126,27 @@ export const agentRoutes: FastifyPluginAsync<AgentRoutesOptions> = async (app, o
         },
         // Before the body is read: an agent outside the key's scope is 403 whatever the body.
         onRequest: async (req) => allow(req, name),
+        // Before the schema runs: no body is bad JSON for every agent, also one without input schema.
+        preValidation: async (req) => {
+          if (req.body === undefined)
+            throw new MeshError('invalid_json', "The request body is empty: send the agent's input as JSON.");
+        },
       },
       (req, reply) => invoke(name, req, reply),
     );
   }
   app.post<{ Params: { name: string } }>('/agents/:name/invoke', { schema: { hide: true } }, async (req) => {
     throw new MeshError('agent_not_found', `No agent is named ${req.params.name}.`);
+  });
+  // An invoke path answers only POST: any other method is 405 with `Allow: POST`.
+  app.route({
+    method: ['GET', 'PUT', 'PATCH', 'DELETE'],
+    url: '/agents/:name/invoke',
+    schema: { hide: true },
+    handler: async (req, reply) => {
+      reply.header('allow', 'POST');
+      throw new MeshError('method_not_allowed', `${req.method} is not allowed here; invoke with POST.`);
+    },
   });
 };
 

@@ -1,3 +1,4 @@
+import { once } from 'node:events';
 import {
   isInvocationId,
   isTerminal,
@@ -8,23 +9,35 @@ import {
 } from '@agentmesh/shared';
 import type { FastifyPluginAsync } from 'fastify';
 import type { Redis } from 'ioredis';
+import type { EventHub } from '../events/event-hub.js';
+import type { StreamSlots } from '../events/stream-slots.js';
 import type { InvocationService } from '../invocations/invocation-service.js';
 
 /** Options of the events route. */
 export interface EventRoutesOptions {
+  /** The shared command connection: streams read with non-blocking XRANGE on it. */
   redis: Redis;
   keys: KeyLayout;
   invocations: InvocationService;
-  /** How often an idle stream sends a heartbeat comment. */
+  /** Tells streams their log grew (one blocking connection per gateway). */
+  hub: EventHub;
+  /** The bounds on open streams. */
+  slots: StreamSlots;
+  /** How often an idle stream sends a heartbeat comment (and checks its invocation ended). */
   heartbeatMs?: number;
 }
+
+type Entry = [string, string[]];
+const PAGE = 200;
 
 /**
  * `GET /invocations/{id}/events`: Server-Sent Events of the invocation and everything it delegated
  * to, from the tree's event log in Redis, from the start or after `Last-Event-ID`; heartbeats while
- * idle; the stream ends after the requested invocation's terminal event.
+ * idle; the stream ends after the requested invocation's terminal event, and at once when
+ * `Last-Event-ID` lies at or past it.
  */
 export const eventRoutes: FastifyPluginAsync<EventRoutesOptions> = async (app, opts) => {
+  const { redis, keys, hub } = opts;
   const open = new Set<() => void>();
   app.addHook('onClose', async () => {
     for (const end of open) end();
@@ -38,21 +51,23 @@ export const eventRoutes: FastifyPluginAsync<EventRoutesOptions> = async (app, o
       // Another API key's invocation is not found, as for GET /invocations/{id}.
       const view = isInvocationId(id) ? await opts.invocations.viewFor(id, req.meshCaller) : undefined;
       if (!view) throw new MeshError('invocation_not_found', `No invocation has id ${id}.`);
-      const subtree = await opts.invocations.subtreeIds(id);
-      const lastId = req.headers['last-event-id'];
-      let cursor = typeof lastId === 'string' && /^\d+-\d+$/.test(lastId) ? lastId : '0-0';
-      const reader = opts.redis.duplicate({
-        enableOfflineQueue: true,
-        lazyConnect: false,
-        maxRetriesPerRequest: null,
-      });
-      reader.on('error', () => undefined); // the stream ends on the next failed read
+      const stream = keys.events(rootOf(id));
+      let cursor = streamId(req.headers['last-event-id']) ?? '0-0';
+      const pastEnd =
+        isTerminal(view.status) && cursor !== '0-0' && !(await terminalAfter(redis, stream, id, cursor));
+      const subtree = pastEnd ? new Set<string>() : await opts.invocations.subtreeIds(id);
+      const release = opts.slots.acquire(req.meshCaller.owner);
+
       let ended = false;
+      let heartbeat: NodeJS.Timeout | undefined;
+      let unwatch: (() => void) | undefined;
       const end = () => {
         if (ended) return;
         ended = true;
         open.delete(end);
-        reader.disconnect();
+        clearInterval(heartbeat);
+        unwatch?.();
+        release();
         reply.raw.end();
       };
       open.add(end);
@@ -65,41 +80,97 @@ export const eventRoutes: FastifyPluginAsync<EventRoutesOptions> = async (app, o
         'x-accel-buffering': 'no',
       });
       reply.raw.write(': connected\n\n');
-      const stream = opts.keys.events(rootOf(id));
-      const block = opts.heartbeatMs ?? 15_000;
-      try {
-        while (!ended) {
-          const res = (await reader.xread('COUNT', 200, 'BLOCK', block, 'STREAMS', stream, cursor)) as
-            | [string, [string, string[]][]][]
-            | null;
-          if (ended) break;
-          if (!res) {
-            if (
-              isTerminal((await opts.invocations.view(id))?.status ?? 'failed') &&
-              !(await reader.exists(stream))
-            )
-              break;
-            reply.raw.write(': heartbeat\n\n');
-            continue;
-          }
-          for (const [entryId, fields] of res[0]![1]) {
-            cursor = entryId;
-            const event = JSON.parse(fields[1] ?? '{}') as MeshEvent;
-            if (event.type === 'delegation_started' && subtree.has(event.invocationId)) {
-              subtree.add((event.data as { childId: string }).childId);
+      if (pastEnd) return end();
+
+      // Reads every entry after the cursor; a notification during a read makes it read again.
+      let running: Promise<void> | undefined;
+      let dirty = false;
+      const pump = (): Promise<void> => {
+        dirty = true;
+        running ??= (async () => {
+          try {
+            while (dirty && !ended) {
+              dirty = false;
+              for (let more = true; more && !ended; ) {
+                const page = (await redis.xrange(stream, `(${cursor}`, '+', 'COUNT', PAGE)) as Entry[];
+                more = page.length === PAGE;
+                for (const [entryId, fields] of page) {
+                  if (ended) return;
+                  cursor = entryId;
+                  const event = parse(fields[1]);
+                  if (!event) continue;
+                  if (event.type === 'delegation_started' && subtree.has(event.invocationId)) {
+                    subtree.add((event.data as { childId: string }).childId);
+                  }
+                  if (!subtree.has(event.invocationId)) continue;
+                  reply.raw.write(`id: ${entryId}\nevent: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`);
+                  if (event.invocationId === id && isTerminalEvent(event)) return end();
+                }
+                // A slow reader holds the stream back instead of filling the gateway's memory.
+                if (reply.raw.writableNeedDrain && !ended) await once(reply.raw, 'drain');
+              }
             }
-            if (!subtree.has(event.invocationId)) continue;
-            reply.raw.write(`id: ${entryId}\nevent: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`);
-            if (event.invocationId === id && isTerminalEvent(event)) return end();
+          } catch (e) {
+            if (!ended) req.log.warn({ err: (e as Error).message }, 'event stream failed');
+            end();
+          } finally {
+            running = undefined;
           }
-        }
-      } catch (e) {
-        if (!ended) req.log.warn({ err: (e as Error).message }, 'event stream failed');
+        })();
+        return running;
+      };
+
+      try {
+        unwatch = await hub.watch(stream, () => void pump());
+      } catch {
+        return end();
       }
-      end();
+      if (ended) return unwatch();
+      heartbeat = setInterval(() => void idle(), opts.heartbeatMs ?? 15_000);
+      await pump();
+
+      // While idle: a heartbeat, and the end of a stream whose invocation ended with its terminal
+      // event behind the cursor (or expired): its status is written with that event, atomically.
+      async function idle(): Promise<void> {
+        if (ended) return;
+        reply.raw.write(': heartbeat\n\n');
+        const status = await redis.hget(keys.invocation(rootOf(id), id), 'status').catch(() => undefined);
+        if (status === undefined || (status !== null && !isTerminal(status))) return;
+        await pump();
+        end();
+      }
     },
   );
 };
+
+/** True when invocation `id`'s terminal event lies after `cursor` in `stream` (read from the end back). */
+async function terminalAfter(redis: Redis, stream: string, id: string, cursor: string): Promise<boolean> {
+  for (let max = '+'; ; ) {
+    const page = (await redis.xrevrange(stream, max, `(${cursor}`, 'COUNT', PAGE)) as Entry[];
+    for (const [, fields] of page) {
+      const event = parse(fields[1]);
+      if (event?.invocationId === id && isTerminalEvent(event)) return true;
+    }
+    if (page.length < PAGE) return false;
+    max = `(${page.at(-1)![0]}`;
+  }
+}
+
+/** A `Last-Event-ID` that is a stream entry id Redis accepts, else undefined (read from the start). */
+function streamId(header: string | string[] | undefined): string | undefined {
+  if (typeof header !== 'string' || !/^\d{1,20}-\d{1,20}$/.test(header)) return undefined;
+  const max = 2n ** 64n - 1n;
+  const [ms, seq] = header.split('-').map(BigInt) as [bigint, bigint];
+  return ms <= max && seq <= max ? header : undefined;
+}
+
+function parse(text: string | undefined): MeshEvent | undefined {
+  try {
+    return JSON.parse(text ?? '') as MeshEvent;
+  } catch {
+    return undefined;
+  }
+}
 
 function isTerminalEvent(e: MeshEvent): boolean {
   if (e.type === 'output') return true;
