@@ -182,3 +182,13 @@ t.test('module paths are resolved against the directory of the config file', asy
   ]);
   t.equal(config.agents.coder?.module, fixture('nested/agents/coder.ts'));
 });
+
+t.test(
+  'a blank sub-agent input schema in a file fails loading with the file, path and upstream text',
+  async (t) => {
+    await t.rejects(loadConfig(fixture('blank-input.yaml'), {}), {
+      code: 'invalid_config',
+      message: `${fixture('blank-input.yaml')}: agents.researcher.input: Sub-agent input schema must not be blank.`,
+    });
+  },
+);

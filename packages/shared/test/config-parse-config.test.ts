@@ -151,3 +151,16 @@ t.test('a model URL that is not http(s) is a problem', async (t) => {
     [{ file: FILE, path: 'models.m.baseUrl', message: 'not an http(s) URL: "localhost:9"' }],
   );
 });
+
+t.test(
+  "a blank input or output schema string is refused with upstream's text, naming the file and path",
+  async (t) => {
+    const text = meshYaml(['default'], ['solo: {input: "   ", output: ""}']);
+    const error = t.throws(() => parse(text)) as ConfigError;
+    t.strictSame(error.problems, [
+      { file: FILE, path: 'agents.solo.input', message: 'Sub-agent input schema must not be blank.' },
+      { file: FILE, path: 'agents.solo.output', message: 'Sub-agent output schema must not be blank.' },
+    ]);
+    t.match(error.message, `${FILE}: agents.solo.input: Sub-agent input schema must not be blank.`);
+  },
+);

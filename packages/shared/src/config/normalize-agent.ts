@@ -35,7 +35,7 @@ export function normalizeAgent(
     if (typeof raw[key] === 'string') agent[key] = raw[key];
   for (const key of ['input', 'output'] as const) {
     if (raw[key] === undefined) continue;
-    const parsed = parseSchema(raw[key]);
+    const parsed = parseSchema(raw[key], key);
     if (typeof parsed === 'string') report(parsed, key);
     else agent[key] = parsed.schema;
   }
@@ -69,9 +69,12 @@ function defaultModel(models: string[]): string | undefined {
   return models.length === 1 ? models[0] : undefined;
 }
 
-// A schema given as a JSON string is parsed; the result (or a mapping) must be an object.
-function parseSchema(value: unknown): { schema: unknown } | string {
+// A schema given as a JSON string is parsed; the result (or a mapping) must be an object. A blank
+// string is refused with upstream's exact text (seed contract 4: "Sub-agent input schema must not
+// be blank."; the output schema's message follows the same pattern, as in explicitSchema).
+function parseSchema(value: unknown, key: 'input' | 'output'): { schema: unknown } | string {
   if (typeof value !== 'string') return { schema: value };
+  if (value.trim() === '') return `Sub-agent ${key} schema must not be blank.`;
   let schema: unknown;
   try {
     schema = JSON.parse(value);

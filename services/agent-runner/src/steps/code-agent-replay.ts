@@ -1,28 +1,49 @@
 import {
-  type AgentMemory,
   type AgentPlan,
   type CallRecord,
+  type CodedError,
   type JobData,
   type LoadedCodeAgent,
+  MeshError,
   normalizeResult,
   type SubagentResult,
 } from '@agentmesh/shared';
 import type { Job } from 'bullmq';
 import type { Activation } from '../store/activation-store.js';
+import { CallBatch } from './call-batch.js';
+import { depthRefusal, inputRefusal, refusedRecord, stepError } from './code-agent-refusals.js';
+import { type CodeCallRecord, ReplayMemory } from './replay-memory.js';
 import { agentContext, codeCallId, recordFailure, submitOne } from './run-code-agent.js';
 import type { RunnerContext } from './runner-context.js';
 
-/** How one replay of a code agent's run ended. */
+/** How one replay of a code agent's run ended; `failed` is the mesh ending it (the deadline). */
 export type ReplayOutcome =
   | { kind: 'returned'; value: unknown }
   | { kind: 'threw'; error: unknown }
+  | { kind: 'failed'; error: CodedError }
+  /** Our own durable work failed (Redis, fenced out, cancelled): for the activation to handle. */
+  | { kind: 'crashed'; error: unknown }
   | { kind: 'blocked' };
+
+/** What ends an invocation that runs past its deadline (same as a ReAct agent's). */
+export const DEADLINE_EXCEEDED: CodedError = {
+  code: 'deadline_exceeded',
+  message: 'The invocation ran past its deadline.',
+};
+
+// setTimeout's longest delay; deadlines are bounded far below it (MESH_MAX_TIMEOUT_SECONDS).
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
+/** A promise that never settles: the answer of a call a later replay (or none) gives. */
+const never = <T>() => new Promise<T>(() => undefined);
 
 /**
  * One execution of a code agent's `run` from the start. Durable calls are numbered in the order
  * the code makes them; a recorded one is answered from its record, a new one is recorded. The run
  * is `blocked` when nothing of ours is in flight and it waits on children that have not finished:
- * every call started together (Promise.all) has been submitted by then.
+ * every call started together (Promise.all) has been submitted by then. Limits apply as to a
+ * ReAct agent (DESIGN §7): the deadline ends the run (`failed`), a delegation past the depth limit
+ * or a call past the per-turn limits is refused as data (recorded, so replays agree).
  */
 export class CodeAgentReplay {
   private seq = 0;
@@ -30,8 +51,11 @@ export class CodeAgentReplay {
   private pending = 0;
   private settled = false;
   private settle: (o: ReplayOutcome) => void = () => undefined;
-  private readonly values = new Map<string, unknown>();
-  private writes: [string, string][] = [];
+  private readonly batch: CallBatch;
+  private readonly expiry = new AbortController();
+  private timer: NodeJS.Timeout | undefined;
+  /** `ctx.memory`: this invocation's own; writes are committed with the next durable record. */
+  readonly memory = new ReplayMemory();
 
   constructor(
     private readonly ctx: RunnerContext,
@@ -39,18 +63,23 @@ export class CodeAgentReplay {
     private readonly a: Activation,
     private readonly job: Job<JobData>,
     private readonly signal: AbortSignal,
-  ) {}
+  ) {
+    this.batch = new CallBatch(ctx.limits);
+  }
 
-  /** Runs the agent's code once, to its end or until it blocks on children. */
+  /** Runs the agent's code once, to its end, until it blocks on children, or to the deadline. */
   run(def: LoadedCodeAgent): Promise<ReplayOutcome> {
     return new Promise((resolve) => {
       this.settle = (o) => {
         if (this.settled) return;
         this.settled = true;
+        clearTimeout(this.timer);
         resolve(o);
       };
-      const log = this.ctx.log;
-      const context = agentContext(this, this.signal, log);
+      const remaining = Math.max(0, this.a.state.deadline - Date.now());
+      this.timer = setTimeout(() => this.pastDeadline(), Math.min(remaining, MAX_TIMER_MS));
+      const signal = AbortSignal.any([this.signal, this.expiry.signal]);
+      const context = agentContext(this, signal, this.ctx.log);
       Promise.resolve()
         .then(() => def.run(this.a.state.input, context))
         .then(
@@ -63,34 +92,66 @@ export class CodeAgentReplay {
   /** `ctx.subagent(name, input)`: a child's result as data; never throws for a child's failure. */
   async subagent(name: string, input: unknown): Promise<SubagentResult> {
     const callId = codeCallId(this.seq++);
+    const refusal = this.batch.admit('subagent');
+    if (this.settled) return never();
     if (!this.agent.subagents.includes(name)) {
       const message = `Sub-agent ${name} is not a declared sub-agent of ${this.agent.name}.`;
-      return { ok: false, error: { code: 'agent_not_found', message } };
+      return this.deliver({ ok: false, error: { code: 'agent_not_found', message } });
     }
-    const record = await this.track(() => this.recorded(callId, 'subagent', name));
+    const record = await this.system(() => this.recorded(callId, 'subagent', name));
+    if (record) this.memory.apply(record.memory);
     if (record && record.status !== 'started') {
-      if (record.status !== 'succeeded') return { ok: false, error: recordFailure(record) };
-      const child = await this.track(() => this.ctx.store.readState(this.a.state.rootId, record.childId!));
-      return { ok: true, output: child?.output };
+      if (record.status !== 'succeeded') return this.deliver({ ok: false, error: recordFailure(record) });
+      const child = await this.system(() => this.ctx.store.readState(this.a.state.rootId, record.childId!));
+      return this.deliver({ ok: true, output: child?.output });
     }
-    if (!record)
-      await this.track(() =>
-        this.flushThen(() => submitOne(this.ctx, this.job, this.a, callId, name, input)),
-      );
+    if (!record) {
+      if (this.overdue()) return never();
+      // In the ReAct planner's order: the calls cap, the arguments, the depth, the delegations cap.
+      const error =
+        refusal?.code === 'too_many_calls'
+          ? refusal
+          : (inputRefusal(name, input) ??
+            depthRefusal(this.a.state.depth, this.ctx.limits.maxDepth) ??
+            refusal);
+      if (error) {
+        await this.system(() => this.refuse(callId, 'subagent', name, error));
+        return this.deliver({ ok: false, error });
+      }
+      await this.system(async () => {
+        const writes = this.memory.take();
+        if (writes.length > 0) await this.ctx.store.commitMemory(this.a, writes);
+        await submitOne(this.ctx, this.job, this.a, callId, name, input as Record<string, unknown>, writes);
+      });
+    }
     this.pending++;
     this.checkBlocked();
-    return new Promise<never>(() => undefined); // answered by a later replay, once the child is done
+    return never(); // answered by a later replay, once the child is done
   }
 
   /** `ctx.step(name, fn)`: runs `fn` once; its JSON result is recorded and replayed. */
   async step<T>(name: string, fn: () => Promise<T> | T): Promise<T> {
     const callId = codeCallId(this.seq++);
+    const refusal = this.batch.admit('step');
+    if (this.settled) return never();
     const label = `step:${name}`;
-    const record = await this.track(() => this.recorded(callId, 'tool', label));
-    if (record?.status === 'succeeded') return JSON.parse(record.content ?? 'null') as T;
-    if (record?.status === 'failed') throw new Error(record.error?.message ?? `step ${name} failed`);
+    const record = await this.system(() => this.recorded(callId, 'tool', label));
+    if (record && record.status !== 'started') {
+      this.memory.apply(record.memory);
+      this.batch.reset();
+      if (record.status === 'succeeded') return JSON.parse(record.content ?? 'null') as T;
+      throw stepError(record, name);
+    }
+    // Not recorded, or started by an activation that crashed during `fn`: it runs (again).
+    if (this.overdue()) return never();
+    if (!record && refusal) {
+      await this.system(() => this.refuse(callId, 'tool', label, refusal));
+      this.batch.reset();
+      throw new MeshError(refusal.code as 'too_many_calls', refusal.message);
+    }
     return this.track(async () => {
-      const started: CallRecord = {
+      const before = this.memory.take();
+      const started: CodeCallRecord = {
         v: 1,
         callId,
         kind: 'tool',
@@ -98,10 +159,22 @@ export class CodeAgentReplay {
         status: 'started',
         startedAt: new Date().toISOString(),
         runner: this.ctx.runnerId,
+        ...(before.length > 0 ? { memory: before } : {}),
       };
-      await this.ctx.store.record(this.a, started, undefined, undefined, this.takeWrites());
-      const done = (outcome: Partial<CallRecord>) =>
-        this.ctx.store.record(this.a, { ...started, ...outcome, finishedAt: new Date().toISOString() });
+      await this.system(() => this.ctx.store.record(this.a, started, undefined, undefined, before));
+      const done = async (outcome: Partial<CallRecord>) => {
+        if (this.settled) return never(); // the run ended meanwhile (its deadline): nothing more is written
+        // The writes made while `fn` ran are committed with its outcome: a replay skips `fn`.
+        const during = this.memory.take();
+        const memory = [...before, ...during];
+        const finished: CodeCallRecord = {
+          ...started,
+          ...outcome,
+          finishedAt: new Date().toISOString(),
+          ...(memory.length > 0 ? { memory } : {}),
+        };
+        await this.system(() => this.ctx.store.record(this.a, finished, undefined, undefined, during));
+      };
       let value: unknown;
       try {
         value = normalizeResult((await fn()) ?? null);
@@ -110,33 +183,21 @@ export class CodeAgentReplay {
           status: 'failed',
           error: { code: 'agent_failed', message: (e as Error)?.message ?? String(e) },
         });
+        this.batch.reset();
         throw e;
       }
       await done({ status: 'succeeded', content: JSON.stringify(value) });
+      this.batch.reset();
       return value as T;
     });
   }
-
-  /** `ctx.memory`: this invocation's own; writes are committed with the next durable record. */
-  readonly memory: AgentMemory = {
-    get: async <T>(key: string) => structuredClone(this.values.get(key)) as T | undefined,
-    set: async (key, value) => {
-      const json = normalizeResult(value ?? null);
-      this.values.set(key, json);
-      this.writes.push([key, JSON.stringify(json)]);
-    },
-    delete: async (key) => {
-      this.values.delete(key);
-      this.writes.push([key, '']);
-    },
-  };
 
   /** The record at `callId` if it is the same call; a different one means the code is not deterministic. */
   private async recorded(
     callId: string,
     kind: CallRecord['kind'],
     name: string,
-  ): Promise<CallRecord | undefined> {
+  ): Promise<CodeCallRecord | undefined> {
     const record = this.a.records.get(callId);
     if (!record || (record.kind === kind && record.name === name)) return record;
     const message = `Non-deterministic code agent ${this.agent.name}: call ${callId} was ${record.kind} ${record.name}, the code now makes ${kind} ${name}; the records from there on are discarded.`;
@@ -145,16 +206,43 @@ export class CodeAgentReplay {
     return undefined;
   }
 
-  private takeWrites(): [string, string][] {
-    const w = this.writes;
-    this.writes = [];
-    return w;
+  /** Records a call refused before it ran (a limit), so every replay answers it the same way. */
+  private async refuse(callId: string, kind: CallRecord['kind'], name: string, error: CodedError) {
+    const writes = this.memory.take();
+    const record = refusedRecord({ callId, kind, name, error, runner: this.ctx.runnerId, memory: writes });
+    const event = { type: 'tool_call' as const, data: { callId, name, status: 'failed', error } };
+    await this.ctx.store.record(this.a, record, event, undefined, writes);
   }
 
-  private async flushThen<T>(fn: () => Promise<T>): Promise<T> {
-    const writes = this.takeWrites();
-    if (writes.length > 0) await this.ctx.store.commitMemory(this.a, writes);
-    return fn();
+  /** A result reaches the code: calls it makes next are a new batch. */
+  private deliver<T>(value: T): T {
+    this.batch.reset();
+    return value;
+  }
+
+  /** True (and the run ends `deadline_exceeded`) when no new call may start any more. */
+  private overdue(): boolean {
+    if (Date.now() < this.a.state.deadline) return false;
+    this.pastDeadline();
+    return true;
+  }
+
+  private pastDeadline(): void {
+    this.expiry.abort(new MeshError('deadline_exceeded', DEADLINE_EXCEEDED.message));
+    this.settle({ kind: 'failed', error: DEADLINE_EXCEEDED });
+  }
+
+  /**
+   * Our own durable work: a failure (Redis, fenced out, the invocation cancelled) ends the replay
+   * and goes to the activation; it never reaches the agent's code, which could swallow it.
+   */
+  private async system<T>(fn: () => Promise<T>): Promise<T> {
+    try {
+      return await this.track(fn);
+    } catch (error) {
+      this.settle({ kind: 'crashed', error });
+      return never();
+    }
   }
 
   /** Counts our own work in flight, so a run waiting on it is not taken for blocked. */
@@ -169,14 +257,14 @@ export class CodeAgentReplay {
   }
 
   private afterWork(fn: () => void): void {
-    const writes = this.takeWrites();
+    const writes = this.memory.take();
     if (writes.length === 0) {
       fn();
       return;
     }
     void this.ctx.store
       .commitMemory(this.a, writes)
-      .then(fn, (error) => this.settle({ kind: 'threw', error }));
+      .then(fn, (error) => this.settle({ kind: 'crashed', error }));
   }
 
   private checkBlocked(): void {

@@ -9,7 +9,10 @@ import { Job, WaitingChildrenError } from 'bullmq';
 import type { Activation, ChildSubmission } from '../store/activation-store.js';
 import type { RunnerContext } from './runner-context.js';
 
-type Delegation = Extract<PlannedCall, { args: Record<string, unknown> }>;
+/** A sub-agent call to submit; a code agent's carries the memory writes committed before it. */
+type Delegation = Extract<PlannedCall, { args: Record<string, unknown> }> & {
+  memory?: [key: string, valueJson: string][];
+};
 
 /**
  * Submits every sub-agent call of a turn as a child invocation on the child agent's queue, all
@@ -38,6 +41,7 @@ export async function submitDelegations(
       runner: ctx.runnerId,
       providerId: c.providerId,
       childId: childId(s.id, c.callId),
+      ...(c.memory && c.memory.length > 0 ? { memory: c.memory } : {}),
     };
     // Arguments go to the child unchanged; context injection is for tools only (DESIGN §6).
     fresh.push({

@@ -8,7 +8,6 @@ import {
   isMeshError,
   type JobData,
   type LoadedCodeAgent,
-  MeshError,
   narrowToSchema,
   normalizeResult,
   type SubagentResult,
@@ -16,7 +15,7 @@ import {
 } from '@agentmesh/shared';
 import type { Job } from 'bullmq';
 import type { Activation } from '../store/activation-store.js';
-import { CodeAgentReplay } from './code-agent-replay.js';
+import { CodeAgentReplay, DEADLINE_EXCEEDED } from './code-agent-replay.js';
 import { parkOnChildren, submitDelegations } from './delegate.js';
 import { finishFailed, finishSucceeded } from './finish-invocation.js';
 import type { RunnerContext } from './runner-context.js';
@@ -37,9 +36,14 @@ export async function runCodeAgent(
   signal: AbortSignal,
 ): Promise<void> {
   for (;;) {
+    // As in the ReAct loop: past its deadline (also when resumed from a park by the watchdog,
+    // which wakes overdue parents) the invocation ends whatever its code would do next.
+    if (Date.now() >= a.state.deadline) return finishFailed(ctx, a, DEADLINE_EXCEEDED);
     const replay = new CodeAgentReplay(ctx, agent, a, job, signal);
     const outcome = await replay.run(def);
     if (outcome.kind === 'returned') return finish(ctx, agent, a, outcome.value);
+    if (outcome.kind === 'failed') return finishFailed(ctx, a, outcome.error);
+    if (outcome.kind === 'crashed') throw outcome.error;
     if (outcome.kind === 'threw') {
       const e = outcome.error;
       if (isMeshError(e, 'cancelled')) throw e;
@@ -109,12 +113,10 @@ export async function submitOne(
   a: Activation,
   callId: string,
   name: string,
-  input: unknown,
+  input: Record<string, unknown>,
+  memory: [key: string, valueJson: string][],
 ): Promise<void> {
-  if (typeof input !== 'object' || input === null || Array.isArray(input)) {
-    throw new MeshError('invalid_input', `ctx.subagent('${name}', input): the input must be a JSON object.`);
-  }
   await submitDelegations(ctx, job, a, [
-    { kind: 'subagent', callId, name, providerId: '', args: input as Record<string, unknown> },
+    { kind: 'subagent', callId, name, providerId: '', args: input, memory },
   ]);
 }
