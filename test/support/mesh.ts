@@ -86,6 +86,8 @@ export interface MeshOptions {
     maxDelegationsPerTurn: number;
     maxResultBytes: number;
     maxRecoveries: number;
+    maxCallsPerTurn: number;
+    maxModelReplyBytes: number;
   }>;
 }
 

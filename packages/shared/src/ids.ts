@@ -1,5 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
 
+// Both test ids from request paths: fixed-length classes, no nested quantifier, so linear.
 const ROOT_ID = /^inv_[0-9a-f]{32}$/;
 const ANY_ID = /^inv_[0-9a-f]{32}(-[0-9a-f]{16})?$/;
 
@@ -46,6 +47,7 @@ export function toolCallId(turn: number, index: number): string {
 /** Orders call ids as they happened: by turn, the model call first, then by index. */
 export function compareCallIds(a: string, b: string): number {
   const rank = (id: string): [number, number] => {
+    // Linear: `\d+` ends at the fixed `-`, and each alternative is tried once from there.
     const m = /^t(\d+)-(?:model|call(\d+)|(.+))$/.exec(id);
     if (!m) return [Number.MAX_SAFE_INTEGER, 0];
     return [Number(m[1]), m[2] === undefined ? (m[3] === undefined ? -1 : 1e9) : Number(m[2])];

@@ -17,6 +17,7 @@ export * from './json/index.js';
 export { type KeyLayout, keyLayout, queueName } from './keys.js';
 export { type LoadedCodeAgent, loadCodeAgents } from './load-code-agents.js';
 export * from './plan/index.js';
+export { boundedValidation } from './react/bounded-validation.js';
 export { buildConversation, toolMessage } from './react/build-conversation.js';
 export type { ChatMessage } from './react/chat-message.js';
 export {
@@ -29,6 +30,7 @@ export {
 } from './react/decide-next-step.js';
 export { subagentFailureText, toolFailureText, unknownToolText } from './react/failure-text.js';
 export { initialMessages } from './react/initial-messages.js';
+export { jsonDepth } from './react/json-depth.js';
 export { type ServiceEnv, serviceEnv } from './service-env.js';
 export { type Catalogue, readCatalogue, waitForCatalogue } from './store/catalogue.js';
 export { finishArgs, type Outcome } from './store/finish-args.js';

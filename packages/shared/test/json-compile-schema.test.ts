@@ -149,3 +149,20 @@ t.test('describeValidation joins every problem on one line', async (t) => {
   const verdict = compileSchema(promptSchema)({ prompt: 1 });
   t.equal(verdict.ok ? '' : describeValidation(verdict.details), '/prompt: must be string');
 });
+
+t.test('a first-error check stops at the first problem; the default one reports every problem', async (t) => {
+  const schema = { type: 'array', items: { type: 'string' } };
+  t.strictSame(compileSchema(schema, { firstErrorOnly: true })([1, 2, 'ok', 3]), {
+    ok: false,
+    details: [{ path: '/0', message: 'must be string' }],
+  });
+  t.strictSame(compileSchema(schema)([1, 2, 'ok', 3]), {
+    ok: false,
+    details: [
+      { path: '/0', message: 'must be string' },
+      { path: '/1', message: 'must be string' },
+      { path: '/3', message: 'must be string' },
+    ],
+  });
+  t.strictSame(compileSchema(schema, { firstErrorOnly: true })(['a', 'b']), { ok: true });
+});

@@ -1,4 +1,12 @@
-import { DelayedError, type Job } from 'bullmq';
+import { isMeshError, type Logger } from '@agentmesh/shared';
+import {
+  DelayedError,
+  type Job,
+  RateLimitError,
+  UnrecoverableError,
+  WaitingChildrenError,
+  WaitingError,
+} from 'bullmq';
 
 /** The runner is draining and gives the job back: it goes to the queue for any runner to take. */
 export class HandBackError extends Error {
@@ -8,16 +16,39 @@ export class HandBackError extends Error {
   }
 }
 
+/** What a job that failed on a system fault reports to BullMQ (and so to a parent that asks). */
+export class SystemFaultError extends Error {
+  constructor() {
+    super('The runner hit a system fault (logged by the runner); the job is retried.');
+    this.name = 'SystemFaultError';
+  }
+}
+
+/** BullMQ's control-flow errors: they steer the job and are not failures. */
+const CONTROL = [DelayedError, RateLimitError, UnrecoverableError, WaitingChildrenError, WaitingError];
+
 /**
  * The one place mesh outcomes meet BullMQ semantics. Business failures never reach here: the
  * activation writes them into the invocation and the job completes. A hand-back moves the job to
  * the queue without spending an attempt (DelayedError, like WaitingChildrenError, does not count);
- * anything else is a system fault and BullMQ retries it with backoff.
+ * anything else is a system fault and BullMQ retries it with backoff. A fault's own words (a Redis
+ * reply, ECONNREFUSED with an address, a stack) go to the log, never into the job's failedReason.
  */
-export async function settleJobError(e: unknown, job: Job, token: string): Promise<never> {
+export async function settleJobError(e: unknown, job: Job, token: string, log?: Logger): Promise<never> {
   if (e instanceof HandBackError) {
     await job.moveToDelayed(Date.now(), token);
     throw new DelayedError();
   }
-  throw e;
+  if (isMeshError(e) || CONTROL.some((control) => e instanceof control)) throw e;
+  const err = e instanceof Error ? e : new Error(String(e));
+  log?.error(
+    {
+      jobId: job.id,
+      invocationId: (job.data as { invocationId?: string } | undefined)?.invocationId,
+      err: err.message,
+      stack: err.stack,
+    },
+    'activation failed on a system fault; the job is retried',
+  );
+  throw new SystemFaultError();
 }

@@ -21,6 +21,8 @@ try {
       maxDelegationsPerTurn: env.maxDelegationsPerTurn,
       maxResultBytes: env.maxResultBytes,
       maxRecoveries: env.maxRecoveries,
+      maxCallsPerTurn: env.maxCallsPerTurn,
+      maxModelReplyBytes: env.maxModelReplyBytes,
     },
     lockDurationMs: env.lockDurationMs,
     metricsPort: env.runnerMetricsPort,

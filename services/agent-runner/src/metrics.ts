@@ -1,4 +1,18 @@
+import type { AgentPlan, MeshPlan } from '@agentmesh/shared';
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+
+/** The label of every name a metric does not know: a hostile model invents names without end. */
+export const UNKNOWN_LABEL = 'unknown';
+
+/** A tool's metric label: its name when the agent declares it, else `unknown` (DESIGN §16). */
+export function toolLabel(agent: AgentPlan | undefined, tool: string): string {
+  return agent?.tools.includes(tool) ? tool : UNKNOWN_LABEL;
+}
+
+/** An agent's (or a sub-agent's) metric label: its name when the plan has it, else `unknown`. */
+export function agentLabel(plan: MeshPlan, agent: string | undefined): string {
+  return agent !== undefined && Object.hasOwn(plan.agents, agent) ? agent : UNKNOWN_LABEL;
+}
 
 /** The Prometheus metrics of one runner process (DESIGN §9). */
 export function runnerMetrics() {

@@ -25,9 +25,10 @@ import { type RunnerMetrics, runnerMetrics } from './metrics.js';
 import type { ChatModel } from './model/chat-model.js';
 import { ConcurrencyLimitedModel } from './model/concurrency-limited-model.js';
 import { OpenAIChatModel } from './model/openai-chat-model.js';
+import { redisOptions } from './redis-options.js';
 import { Slots } from './slots.js';
 import { runActivation } from './steps/run-activation.js';
-import type { RunnerContext, RunnerLimits } from './steps/runner-context.js';
+import { type RunnerContext, type RunnerLimitsOptions, withDefaultLimits } from './steps/runner-context.js';
 import { ActivationStore } from './store/activation-store.js';
 import { ToolClient } from './tools/tool-client.js';
 import { startWatchdog } from './watchdog.js';
@@ -43,7 +44,7 @@ export interface RunnerOptions {
   concurrency: number;
   internalToken?: string | undefined;
   retentionSeconds: number;
-  limits: RunnerLimits;
+  limits: RunnerLimitsOptions;
   lockDurationMs: number;
   metricsPort: number;
   log: Logger;
@@ -91,10 +92,13 @@ export async function buildRunner(opts: RunnerOptions): Promise<Runner> {
     }
   }
   const metrics = runnerMetrics();
+  const limits = withDefaultLimits(opts.limits);
   const dispatcher = new Agent({ keepAliveTimeout: 30_000, connections: 256 });
   const models = new Map<string, ChatModel>();
   for (const [name, m] of Object.entries(opts.config.models)) {
-    const client = opts.modelFactory ? opts.modelFactory(m) : new OpenAIChatModel(m, dispatcher);
+    const client = opts.modelFactory
+      ? opts.modelFactory(m)
+      : new OpenAIChatModel(m, dispatcher, undefined, limits.maxModelReplyBytes);
     models.set(
       name,
       m.maxConcurrency
@@ -118,7 +122,7 @@ export async function buildRunner(opts: RunnerOptions): Promise<Runner> {
     models,
     catalogue: () => tools,
     tools: new ToolClient(opts.toolHostUrl, opts.internalToken, dispatcher),
-    limits: opts.limits,
+    limits,
     retentionSeconds: opts.retentionSeconds,
     metrics,
     log: opts.log,
@@ -151,7 +155,7 @@ export async function buildRunner(opts: RunnerOptions): Promise<Runner> {
               signal ? AbortSignal.any([signal, cancel.signal]) : cancel.signal,
             );
           } catch (e) {
-            await settleJobError(e, job, token ?? '');
+            await settleJobError(e, job, token ?? '', opts.log);
           } finally {
             inFlight.delete(invocationId);
             slots.release();
@@ -221,17 +225,6 @@ export async function buildRunner(opts: RunnerOptions): Promise<Runner> {
       subscriber.disconnect();
       redis.disconnect();
     },
-  };
-}
-
-function redisOptions(url: string) {
-  const u = new URL(url);
-  return {
-    host: u.hostname,
-    port: Number(u.port || 6379),
-    ...(u.password ? { password: decodeURIComponent(u.password) } : {}),
-    ...(u.username ? { username: decodeURIComponent(u.username) } : {}),
-    ...(u.pathname.length > 1 ? { db: Number(u.pathname.slice(1)) } : {}),
   };
 }
 

@@ -137,14 +137,12 @@ t.test('an endpoint that keeps failing is given up after maxAttempts with model_
 });
 
 t.test('an endpoint nobody listens on is given up after maxAttempts with model_unavailable', async (t) => {
-  const model = new OpenAIChatModel(
-    config({ baseUrl: `http://127.0.0.1:${await freePort()}/v1` }),
-    undefined,
-    fast,
-  );
+  const port = await freePort();
+  const model = new OpenAIChatModel(config({ baseUrl: `http://127.0.0.1:${port}/v1` }), undefined, fast);
   const e = await failure(ask(model));
   t.equal(e.code, 'model_unavailable');
-  t.match(e.message, /^The model endpoint did not answer: /);
+  t.equal(e.message, 'The model endpoint did not answer.', 'no address, no ECONNREFUSED');
+  t.match((e.cause as Error).message, /ECONNREFUSED/, 'the network error is kept as the cause, for the log');
 });
 
 t.test('a malformed 200 reply fails at once with invalid_model_reply', async (t) => {
@@ -215,4 +213,52 @@ t.test('a signal aborted before the call sends nothing', async (t) => {
   const e = await failure(ask(new OpenAIChatModel(config(), undefined, fast), { signal: abort.signal }));
   t.equal(e.code, 'cancelled');
   t.equal(fake.requests.length, 0);
+});
+
+/** A completion whose content is `content`, as a body text. */
+const completion = (content: string) =>
+  JSON.stringify({ choices: [{ message: { role: 'assistant', content } }] });
+
+t.test('a reply body past the byte cap fails at once with invalid_model_reply, never retried', async (t) => {
+  const cap = 4096;
+  script([{ raw: completion('x'.repeat(cap)) }]);
+  const e = await failure(ask(new OpenAIChatModel(config(), undefined, fast, cap)));
+  t.equal(e.code, 'invalid_model_reply');
+  t.equal(e.message, `The model reply exceeds ${cap} bytes.`);
+  t.equal(fake.requests.length, 1, 'the same prompt is not sent again');
+});
+
+t.test('a reply of exactly the byte cap is read whole', async (t) => {
+  const body = completion('y'.repeat(3000));
+  script([{ raw: body }]);
+  const reply = await ask(new OpenAIChatModel(config(), undefined, fast, Buffer.byteLength(body)));
+  t.equal(reply.content, 'y'.repeat(3000));
+});
+
+t.test('a chunked reply without content-length is cut off once its bytes pass the cap', async (t) => {
+  let written = 0;
+  let closed = false;
+  const server = http.createServer((_req, res) => {
+    res.writeHead(200, { 'content-type': 'application/json' });
+    res.write('{"choices":[{"message":{"role":"assistant","content":"');
+    // An endless body: only the client hanging up stops it.
+    const pump = () => {
+      if (res.destroyed) return;
+      written += 65536;
+      if (res.write('z'.repeat(65536))) setImmediate(pump);
+      else res.once('drain', pump);
+    };
+    res.on('close', () => (closed = true));
+    pump();
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  t.teardown(() => new Promise<void>((r) => server.close(() => r())));
+  const { port } = server.address() as AddressInfo;
+  const cap = 1024 * 1024;
+  const model = new OpenAIChatModel(config({ baseUrl: `http://127.0.0.1:${port}/v1` }), undefined, fast, cap);
+  const e = await failure(ask(model));
+  t.equal(e.code, 'invalid_model_reply');
+  t.equal(e.message, `The model reply exceeds ${cap} bytes.`);
+  while (!closed) await new Promise((r) => setTimeout(r, 5));
+  t.ok(written < 64 * cap, 'the connection was closed, not read to its end');
 });

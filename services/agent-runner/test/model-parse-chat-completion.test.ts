@@ -111,3 +111,14 @@ t.test('tool_calls that are not a list are refused', async (t) => {
 t.test('a null tool_calls is an answer without tool calls', async (t) => {
   t.strictSame(parseChatCompletion(reply({ content: 'done', tool_calls: null })).toolCalls, []);
 });
+
+t.test('object arguments nested too deeply to stringify make the reply malformed, not a crash', async (t) => {
+  const deep = `${'['.repeat(200_000)}${']'.repeat(200_000)}`;
+  const text = `{"choices":[{"message":{"content":null,"tool_calls":[{"id":"a","function":{"name":"x","arguments":${deep}}}]}}]}`;
+  const e = refusal(text);
+  t.equal(e.code, 'invalid_model_reply');
+  t.equal(
+    e.message,
+    'The model reply is malformed: choices[0].message.tool_calls[0].function.arguments nest too deeply',
+  );
+});

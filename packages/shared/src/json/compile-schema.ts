@@ -15,24 +15,34 @@ type FormatsPlugin = (ajv: Ajv) => Ajv;
 const addFormats = ((addFormatsModule as unknown as { default?: FormatsPlugin }).default ??
   addFormatsModule) as unknown as FormatsPlugin;
 
-// One instance for the whole process. A validator judges, it never repairs: no type coercion
-// (`{"n":"1"}` fails `integer`), no defaults filled in, no properties stripped; every error
-// reported, unknown keywords tolerated (schemas come from users and MCP servers).
-const ajv = new Ajv({
-  coerceTypes: false,
-  useDefaults: false,
-  removeAdditional: false,
-  allErrors: true,
-  strict: false,
-});
-addFormats(ajv);
-// OpenAPI's `format: binary` (upstream derives it for byte payloads): any string passes.
-ajv.addFormat('binary', true);
+// One instance per mode for the whole process. A validator judges, it never repairs: no type
+// coercion (`{"n":"1"}` fails `integer`), no defaults filled in, no properties stripped; unknown
+// keywords tolerated (schemas come from users and MCP servers).
+function newAjv(allErrors: boolean): Ajv {
+  const ajv = new Ajv({
+    coerceTypes: false,
+    useDefaults: false,
+    removeAdditional: false,
+    allErrors,
+    strict: false,
+  });
+  addFormats(ajv);
+  // OpenAPI's `format: binary` (upstream derives it for byte payloads): any string passes.
+  ajv.addFormat('binary', true);
+  return ajv;
+}
+const modes = {
+  all: { ajv: newAjv(true), compiled: new WeakMap<JsonSchema, SchemaCheck>() },
+  first: { ajv: newAjv(false), compiled: new WeakMap<JsonSchema, SchemaCheck>() },
+};
 
-const compiled = new WeakMap<JsonSchema, SchemaCheck>();
-
-/** Compiles a JSON Schema once per schema object; throws Ajv's error for a schema that is not valid. */
-export function compileSchema(schema: JsonSchema): SchemaCheck {
+/**
+ * Compiles a JSON Schema once per schema object; throws Ajv's error for a schema that is not
+ * valid. Every error is reported unless `firstErrorOnly`: that check stops at the first, so a huge
+ * value wrong everywhere (a hostile model's) costs no more than one wrong once (DESIGN §16).
+ */
+export function compileSchema(schema: JsonSchema, opts: { firstErrorOnly?: boolean } = {}): SchemaCheck {
+  const { ajv, compiled } = opts.firstErrorOnly ? modes.first : modes.all;
   const cached = compiled.get(schema);
   if (cached) return cached;
   const validate: ValidateFunction = ajv.compile(schema);

@@ -2,7 +2,7 @@ import { modelCallId, toolCallId } from '../ids.js';
 import type { AgentPlan } from '../plan/types.js';
 import type { CallRecord } from '../wire/call-record.js';
 import type { ChatMessage } from './chat-message.js';
-import { judgeFinal } from './decide-next-step.js';
+import { judgeReply } from './decide-next-step.js';
 import { subagentFailureText, toolFailureText, unknownToolText } from './failure-text.js';
 import { initialMessages } from './initial-messages.js';
 
@@ -24,7 +24,7 @@ export function buildConversation(
     if (!reply) break;
     if (reply.toolCalls.length === 0) {
       messages.push({ role: 'assistant', content: reply.content ?? '' });
-      const verdict = judgeFinal(agent, reply.content ?? '');
+      const verdict = judgeReply(agent, reply);
       if (!verdict.ok) messages.push({ role: 'user', content: retryPrompt(agent, verdict.reason) });
       continue;
     }

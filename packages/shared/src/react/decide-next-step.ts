@@ -1,8 +1,11 @@
 import { modelCallId, toolCallId } from '../ids.js';
-import { compileSchema, describeValidation, narrowToSchema, parseJsonObject } from '../json/index.js';
-import { type AgentPlan, SUBAGENT_PREFIX } from '../plan/types.js';
-import type { CallRecord, ModelToolCall } from '../wire/call-record.js';
+import { narrowToSchema, parseJsonObject } from '../json/index.js';
+import { type AgentPlan, type JsonSchema, SUBAGENT_PREFIX } from '../plan/types.js';
+import type { CallRecord, ModelReply, ModelToolCall } from '../wire/call-record.js';
 import type { CodedError } from '../wire/invocation-view.js';
+import { boundedValidation } from './bounded-validation.js';
+import { jsonDepth } from './json-depth.js';
+import { stripFence } from './strip-fence.js';
 
 /** Limits a ReAct invocation runs under (DESIGN §7). */
 export interface StepLimits {
@@ -10,6 +13,8 @@ export interface StepLimits {
   depth: number;
   maxDepth: number;
   maxDelegationsPerTurn: number;
+  /** Tool and sub-agent calls of one model reply that run; the rest fail `too_many_calls` (§16). */
+  maxCallsPerTurn: number;
 }
 
 /** One tool or sub-agent call of a model reply, as the executor must carry it out. */
@@ -43,9 +48,14 @@ export function decideNextStep(
     const reply = model.reply;
     const lastTurn = turn + 1 >= agent.maxIterations;
     if (reply.toolCalls.length > 0) {
-      const pending = reply.toolCalls
-        .map((c, i) => planCall(agent, c, toolCallId(turn, i), limits, i, reply.toolCalls))
-        .filter((c) => !isDone(records.get(c.callId)));
+      // A finished turn is not planned again (its arguments not parsed again) at every step.
+      if (reply.toolCalls.every((_, i) => isDone(records.get(toolCallId(turn, i))))) {
+        if (lastTurn) return maxIterations(agent);
+        continue;
+      }
+      const pending = planCalls(agent, reply.toolCalls, turn, limits).filter(
+        (c) => !isDone(records.get(c.callId)),
+      );
       if (pending.length > 0) {
         if (lastTurn) return maxIterations(agent);
         return { type: 'call_tools', turn, calls: pending };
@@ -53,7 +63,7 @@ export function decideNextStep(
       if (lastTurn) return maxIterations(agent);
       continue;
     }
-    const verdict = judgeFinal(agent, reply.content ?? '');
+    const verdict = judgeReply(agent, reply);
     if (verdict.ok) return { type: 'final', output: verdict.output };
     invalidAnswers++;
     if (invalidAnswers > MAX_OUTPUT_RETRIES || lastTurn) {
@@ -73,11 +83,25 @@ const maxIterations = (agent: AgentPlan): NextStep => ({
   },
 });
 
+/** A final answer judged: the output, or why it is refused. */
+export type FinalVerdict = { ok: true; output: unknown } | { ok: false; reason: string };
+
+const verdicts = new WeakMap<ModelReply, { schema: JsonSchema | null; verdict: FinalVerdict }>();
+
+/**
+ * judgeFinal of a recorded reply, once per reply object: the loop and the conversation re-read
+ * every earlier answer at each step, and a hostile one may be megabytes long.
+ */
+export function judgeReply(agent: AgentPlan, reply: ModelReply): FinalVerdict {
+  const known = verdicts.get(reply);
+  if (known && known.schema === agent.outputSchema) return known.verdict;
+  const verdict = judgeFinal(agent, reply.content ?? '');
+  verdicts.set(reply, { schema: agent.outputSchema, verdict });
+  return verdict;
+}
+
 /** Judges a final answer against the agent's output schema: the output, or why it is refused. */
-export function judgeFinal(
-  agent: AgentPlan,
-  content: string,
-): { ok: true; output: unknown } | { ok: false; reason: string } {
+export function judgeFinal(agent: AgentPlan, content: string): FinalVerdict {
   if (!agent.outputSchema) return { ok: true, output: content };
   let parsed: unknown;
   try {
@@ -85,19 +109,43 @@ export function judgeFinal(
   } catch (e) {
     return { ok: false, reason: `The final response is not valid JSON (${(e as Error).message}).` };
   }
-  const result = compileSchema(agent.outputSchema)(parsed);
-  if (!result.ok)
-    return {
-      ok: false,
-      reason: `The final response does not match the schema: ${describeValidation(result.details)}`,
-    };
+  const problems = boundedValidation(agent.outputSchema, parsed, content.length);
+  if (problems !== undefined) {
+    return { ok: false, reason: `The final response does not match the schema: ${problems}` };
+  }
   return { ok: true, output: narrowToSchema(parsed, agent.outputSchema) };
 }
 
-/** Models often wrap JSON in a ```json fence; the answer inside is what they meant. */
-function stripFence(text: string): string {
-  const m = /^\s*```(?:json)?\s*\n([\s\S]*?)\n\s*```\s*$/.exec(text);
-  return m ? m[1]! : text;
+/** How deep a call's arguments may nest arrays and objects (as request bodies, DESIGN §16). */
+export const MAX_ARGUMENT_DEPTH = 256;
+
+/** Plans every call of one model reply in order, counting delegations and calls as it goes. */
+function planCalls(
+  agent: AgentPlan,
+  calls: readonly ModelToolCall[],
+  turn: number,
+  limits: StepLimits,
+): PlannedCall[] {
+  let delegations = 0;
+  return calls.map((call, i) => {
+    const callId = toolCallId(turn, i);
+    if (i >= limits.maxCallsPerTurn) return tooManyCalls(call, callId, limits.maxCallsPerTurn);
+    const planned = planCall(agent, call, callId, limits, delegations);
+    if (call.name.startsWith(SUBAGENT_PREFIX)) delegations++;
+    return planned;
+  });
+}
+
+/** A call past the per-reply cap: failed without running, whatever it names. */
+function tooManyCalls(call: ModelToolCall, callId: string, limit: number): PlannedCall {
+  const isSubagent = call.name.startsWith(SUBAGENT_PREFIX);
+  return {
+    kind: isSubagent ? 'subagent' : 'tool',
+    name: isSubagent ? call.name.slice(SUBAGENT_PREFIX.length) : call.name,
+    callId,
+    providerId: call.id,
+    failure: { code: 'too_many_calls', message: `At most ${limit} calls are allowed in one model reply.` },
+  };
 }
 
 function planCall(
@@ -105,8 +153,7 @@ function planCall(
   call: ModelToolCall,
   callId: string,
   limits: StepLimits,
-  index: number,
-  all: ModelToolCall[],
+  delegationsBefore: number,
 ): PlannedCall {
   const base = { callId, providerId: call.id };
   const isSubagent = call.name.startsWith(SUBAGENT_PREFIX);
@@ -122,13 +169,20 @@ function planCall(
   }
   if (!isSubagent && !agent.tools.includes(name))
     return fail('tool_not_found', `Tool ${name} does not exist.`);
+  // Refused before parsing: the arguments go on through JSON.stringify, which overflows the stack
+  // at ~4,100 levels (the gateway bounds request bodies the same way).
+  if (jsonDepth(call.arguments, MAX_ARGUMENT_DEPTH) > MAX_ARGUMENT_DEPTH) {
+    return fail(
+      'invalid_input',
+      `INVALID_ARGUMENT /: the arguments nest deeper than ${MAX_ARGUMENT_DEPTH} levels`,
+    );
+  }
   const args = parseJsonObject(call.arguments);
   if (!args.ok) return fail('invalid_input', args.reason);
   if (!isSubagent) return { kind: 'tool', name, ...base, args: args.value };
   if (limits.depth + 1 > limits.maxDepth) {
     return fail('max_depth_exceeded', `Delegation depth limit ${limits.maxDepth} reached.`);
   }
-  const delegationsBefore = all.slice(0, index).filter((c) => c.name.startsWith(SUBAGENT_PREFIX)).length;
   if (delegationsBefore >= limits.maxDelegationsPerTurn) {
     return fail(
       'too_many_delegations',

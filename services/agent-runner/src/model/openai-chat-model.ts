@@ -4,6 +4,7 @@ import { abortableSleep } from '../abortable-sleep.js';
 import type { ChatModel, ChatRequest } from './chat-model.js';
 import { classifyHttpError, isRetryableStatus, retryAfterMs } from './classify-http-error.js';
 import { parseChatCompletion } from './parse-chat-completion.js';
+import { readCappedBody } from './read-capped-body.js';
 
 /** Retry policy of model calls: exponential backoff with jitter, within the invocation deadline. */
 export interface RetryPolicy {
@@ -14,12 +15,16 @@ export interface RetryPolicy {
 
 const DEFAULT_RETRY: RetryPolicy = { maxAttempts: 5, baseDelayMs: 250, maxDelayMs: 8000 };
 
+/** The default bound of a reply body (`MESH_MAX_MODEL_REPLY_BYTES`, DESIGN §16). */
+const DEFAULT_MAX_REPLY_BYTES = 4 * 1024 * 1024;
+
 /** A Chat Completions client for any OpenAI-compatible endpoint (OpenAI, Ollama, vLLM, llama.cpp). */
 export class OpenAIChatModel implements ChatModel {
   constructor(
     private readonly config: ModelConfig,
     private readonly dispatcher?: Dispatcher,
     private readonly retry: RetryPolicy = DEFAULT_RETRY,
+    private readonly maxReplyBytes: number = DEFAULT_MAX_REPLY_BYTES,
   ) {}
 
   async complete(req: ChatRequest): Promise<ModelReply> {
@@ -34,6 +39,7 @@ export class OpenAIChatModel implements ChatModel {
       const timeout = Math.min(remaining, this.config.timeoutMs ?? 120_000);
       let status: number;
       let text: string;
+      let over: boolean;
       let retryAfter: number | undefined;
       try {
         const res = await request(`${this.config.baseUrl.replace(/\/$/, '')}/chat/completions`, {
@@ -47,20 +53,25 @@ export class OpenAIChatModel implements ChatModel {
           ...(this.dispatcher ? { dispatcher: this.dispatcher } : {}),
         });
         status = res.statusCode;
-        text = await res.body.text();
+        ({ text, over } = await readCappedBody(res.body, this.maxReplyBytes, res.headers['content-length']));
         retryAfter = retryAfterMs(res.headers['retry-after']);
       } catch (e) {
         if (req.signal.aborted) throw req.signal.reason ?? e;
         if (attempt >= this.retry.maxAttempts) {
-          throw new MeshError(
-            'model_unavailable',
-            `The model endpoint did not answer: ${(e as Error).message}`,
-          );
+          // The network's words (ECONNREFUSED with an address) go to the log as the cause only.
+          const error = new MeshError('model_unavailable', 'The model endpoint did not answer.');
+          error.cause = e;
+          throw error;
         }
         await this.backoff(attempt, undefined, req);
         continue;
       }
-      if (status >= 200 && status < 300) return parseChatCompletion(text);
+      if (status >= 200 && status < 300) {
+        // Like any malformed reply, not retried: the same prompt would likely bring it again.
+        if (over)
+          throw new MeshError('invalid_model_reply', `The model reply exceeds ${this.maxReplyBytes} bytes.`);
+        return parseChatCompletion(text);
+      }
       const error = classifyHttpError(status, text);
       if (!isRetryableStatus(status) || attempt >= this.retry.maxAttempts) throw error;
       await this.backoff(attempt, retryAfter, req);

@@ -38,7 +38,7 @@ export function parseChatCompletion(text: string): ModelReply {
       id: typeof c.id === 'string' ? c.id : '',
       name,
       // Some servers send parsed objects; the loop validates the text either way.
-      arguments: typeof args === 'string' ? args : args === undefined ? '{}' : JSON.stringify(args),
+      arguments: typeof args === 'string' ? args : args === undefined ? '{}' : argumentsText(args, i),
     };
   });
   const tokens = (v: unknown) => (typeof v === 'number' && Number.isFinite(v) ? Math.trunc(v) : 0);
@@ -50,4 +50,13 @@ export function parseChatCompletion(text: string): ModelReply {
       completionTokens: tokens(raw.usage?.completion_tokens),
     },
   };
+}
+
+/** Parsed arguments as text; nested too deep for JSON.stringify, they make the reply malformed. */
+function argumentsText(args: unknown, i: number): string {
+  try {
+    return JSON.stringify(args) ?? '{}';
+  } catch {
+    throw bad(`choices[0].message.tool_calls[${i}].function.arguments nest too deeply`);
+  }
 }

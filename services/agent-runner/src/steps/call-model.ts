@@ -1,5 +1,15 @@
-import { type AgentPlan, buildConversation, type CallRecord, isMeshError } from '@agentmesh/shared';
+import {
+  type AgentPlan,
+  buildConversation,
+  type CallRecord,
+  type CodedError,
+  isMeshError,
+  MeshError,
+  type ModelReply,
+} from '@agentmesh/shared';
+import { agentLabel } from '../metrics.js';
 import type { Activation } from '../store/activation-store.js';
+import { publicError } from './public-error.js';
 import type { RunnerContext } from './runner-context.js';
 
 /**
@@ -14,8 +24,7 @@ export async function callModel(
   turn: number,
   callId: string,
   signal: AbortSignal,
-): Promise<{ code: string; message: string } | undefined> {
-  const model = ctx.models.get(agent.model ?? '');
+): Promise<CodedError | undefined> {
   const started: CallRecord = {
     v: 1,
     callId,
@@ -26,29 +35,13 @@ export async function callModel(
     runner: ctx.runnerId,
   };
   await ctx.store.record(a, started);
+  const label = { agent: agentLabel(ctx.plan, agent.name) };
   const t0 = performance.now();
+  let reply: ModelReply;
+  // Only the model call is caught here: a store error is the system's, and propagates (the job
+  // is retried and this call, in doubt, re-issued) instead of failing the invocation.
   try {
-    if (!model)
-      throw new Error(`agent ${agent.name} names model ${agent.model}, which this runner does not have`);
-    const messages = buildConversation(agent, a.state.input, a.records, turn);
-    const reply = await model.complete({
-      messages,
-      tools: agent.callables,
-      signal,
-      deadline: a.state.deadline,
-    });
-    ctx.metrics.modelCalls.inc({ agent: agent.name, outcome: 'succeeded' });
-    ctx.metrics.modelSeconds.observe({ agent: agent.name }, (performance.now() - t0) / 1000);
-    await ctx.store.record(
-      a,
-      { ...started, status: 'succeeded', finishedAt: new Date().toISOString(), reply },
-      {
-        type: 'model_call',
-        data: { callId, turn, content: reply.content, toolCalls: reply.toolCalls.map((c) => c.name) },
-      },
-      { modelCalls: 1, ...reply.usage },
-    );
-    return undefined;
+    reply = await complete(ctx, agent, a, turn, signal);
   } catch (e) {
     if (isMeshError(e, 'cancelled')) {
       // A cancelled call is not a failure: no terminal failure is recorded for it (DESIGN §7).
@@ -56,11 +49,50 @@ export async function callModel(
       throw e;
     }
     if (signal.aborted) throw e;
-    const error = isMeshError(e)
-      ? { code: e.code, message: e.message }
-      : { code: 'model_error', message: (e as Error).message };
-    ctx.metrics.modelCalls.inc({ agent: agent.name, outcome: 'failed' });
+    const error = publicError(e, 'model_error');
+    ctx.log.warn(
+      { invocationId: a.state.id, rootId: a.state.rootId, callId, agent: agent.name, err: detailOf(e) },
+      'model call failed',
+    );
+    ctx.metrics.modelCalls.inc({ ...label, outcome: 'failed' });
     await ctx.store.record(a, { ...started, status: 'failed', finishedAt: new Date().toISOString(), error });
     return error;
   }
+  ctx.metrics.modelCalls.inc({ ...label, outcome: 'succeeded' });
+  ctx.metrics.modelSeconds.observe(label, (performance.now() - t0) / 1000);
+  await ctx.store.record(
+    a,
+    { ...started, status: 'succeeded', finishedAt: new Date().toISOString(), reply },
+    {
+      type: 'model_call',
+      data: { callId, turn, content: reply.content, toolCalls: reply.toolCalls.map((c) => c.name) },
+    },
+    { modelCalls: 1, ...reply.usage },
+  );
+  return undefined;
+}
+
+function complete(
+  ctx: RunnerContext,
+  agent: AgentPlan,
+  a: Activation,
+  turn: number,
+  signal: AbortSignal,
+): Promise<ModelReply> {
+  const model = ctx.models.get(agent.model ?? '');
+  if (!model) {
+    throw new MeshError(
+      'model_error',
+      `Agent ${agent.name} names model ${agent.model}, which this runner does not have.`,
+    );
+  }
+  const messages = buildConversation(agent, a.state.input, a.records, turn);
+  return model.complete({ messages, tools: agent.callables, signal, deadline: a.state.deadline });
+}
+
+/** What the log keeps of a failure: the message, its cause's, and the stack. */
+function detailOf(e: unknown): { message: string; cause?: string; stack?: string } {
+  const err = e instanceof Error ? e : new Error(String(e));
+  const cause = err.cause instanceof Error ? err.cause.message : undefined;
+  return { message: err.message, ...(cause ? { cause } : {}), ...(err.stack ? { stack: err.stack } : {}) };
 }

@@ -5,6 +5,7 @@ import {
   toChatMessageContent,
   truncateResult,
 } from '@agentmesh/shared';
+import { agentLabel } from '../metrics.js';
 import type { Activation } from '../store/activation-store.js';
 import type { RunnerContext } from './runner-context.js';
 
@@ -26,7 +27,7 @@ export async function finishSucceeded(
     return finishFailed(ctx, a, { code: 'invalid_output', message: (e as Error).message });
   }
   if (await ctx.store.finish(a.state, a.epoch, { status: 'succeeded', output, content })) {
-    ctx.metrics.invocations.inc({ agent: a.state.agent, status: 'succeeded' });
+    ctx.metrics.invocations.inc({ agent: agentLabel(ctx.plan, a.state.agent), status: 'succeeded' });
     observeDelegation(ctx, a, 'succeeded');
   }
 }
@@ -39,7 +40,7 @@ export async function finishFailed(
   status: 'failed' | 'cancelled' = 'failed',
 ): Promise<void> {
   if (await ctx.store.finish(a.state, a.epoch, { status, error })) {
-    ctx.metrics.invocations.inc({ agent: a.state.agent, status });
+    ctx.metrics.invocations.inc({ agent: agentLabel(ctx.plan, a.state.agent), status });
     observeDelegation(ctx, a, status);
     ctx.log.info(
       { invocationId: a.state.id, rootId: a.state.rootId, agent: a.state.agent, error },
@@ -52,7 +53,7 @@ export async function finishFailed(
 function observeDelegation(ctx: RunnerContext, a: Activation, outcome: string): void {
   const s = a.state;
   if (!s.parentId) return;
-  const labels = { agent: s.parentAgent ?? '', subagent: s.agent };
+  const labels = { agent: agentLabel(ctx.plan, s.parentAgent), subagent: agentLabel(ctx.plan, s.agent) };
   ctx.metrics.delegations.inc({ ...labels, outcome: outcome === 'succeeded' ? 'succeeded' : 'failed' });
   ctx.metrics.delegationSeconds.observe(labels, (Date.now() - s.createdAt) / 1000);
 }

@@ -1,15 +1,15 @@
 import {
   type AgentPlan,
-  compileSchema,
+  boundedValidation,
   DEFAULT_INPUT_SCHEMA,
   decideNextStep,
-  describeValidation,
   isMeshError,
   type JobData,
   type PlannedCall,
 } from '@agentmesh/shared';
 import { type Job, UnrecoverableError } from 'bullmq';
 import { HandBackError } from '../job-errors.js';
+import { agentLabel } from '../metrics.js';
 import { type Activation, FencedOutError } from '../store/activation-store.js';
 import { callModel } from './call-model.js';
 import { parkOnChildren, submitDelegations } from './delegate.js';
@@ -38,7 +38,7 @@ export async function runActivation(
   if (!a || a.epoch === 0) return; // gone, or terminal already: nothing to do
   const log = { invocationId: a.state.id, rootId: a.state.rootId, agent: a.state.agent };
   if (a.recovered) {
-    ctx.metrics.recoveries.inc({ agent: a.state.agent });
+    ctx.metrics.recoveries.inc({ agent: agentLabel(ctx.plan, a.state.agent) });
     ctx.log.warn(log, 'taking over an invocation whose runner stopped mid-flight');
   }
   const agent = ctx.plan.agents[a.state.agent];
@@ -77,6 +77,7 @@ async function loop(
       depth: a.state.depth,
       maxDepth: ctx.limits.maxDepth,
       maxDelegationsPerTurn: ctx.limits.maxDelegationsPerTurn,
+      maxCallsPerTurn: ctx.limits.maxCallsPerTurn,
     });
     if (step.type === 'final') return finishSucceeded(ctx, agent, a, step.output);
     if (step.type === 'fail') return finishFailed(ctx, a, step.error);
@@ -137,11 +138,12 @@ function refuse(
 
 /** A ReAct child validates its input; an invalid one is a child failure that never calls the model. */
 function checkChildInput(agent: AgentPlan, input: unknown) {
-  const result = compileSchema(agent.inputSchema!)(input);
-  if (result.ok) return undefined;
+  // The input is the parent model's arguments: judged with work bounded by their size.
+  const problems = boundedValidation(agent.inputSchema!, input, JSON.stringify(input ?? null).length);
+  if (problems === undefined) return undefined;
   const isDefault = JSON.stringify(agent.inputSchema) === JSON.stringify(DEFAULT_INPUT_SCHEMA);
   const message = isDefault
     ? "ReAct sub-agent input must be an object containing only a string 'prompt'."
-    : `Invalid input: ${describeValidation(result.details)}`;
+    : `Invalid input: ${problems}`;
   return { error: { code: 'invalid_input', message } };
 }

@@ -2,15 +2,21 @@ import {
   type CallRecord,
   type CodedError,
   isMeshError,
+  messageOf,
   normalizeResult,
   type PlannedCall,
   toChatMessageContent,
   truncateResult,
 } from '@agentmesh/shared';
+import { agentLabel, toolLabel } from '../metrics.js';
 import type { Activation } from '../store/activation-store.js';
 import type { RunnerContext } from './runner-context.js';
 
 type ToolCall = Extract<PlannedCall, { args: Record<string, unknown> }>;
+type FailedCall = Extract<PlannedCall, { failure: CodedError }>;
+
+/** How many failed calls are written at once: a reply may carry thousands (DESIGN §16). */
+const RECORD_BATCH = 64;
 
 /** Records the calls that failed before running (unknown callable, bad arguments, a limit). */
 export async function recordFailedCalls(
@@ -18,28 +24,40 @@ export async function recordFailedCalls(
   a: Activation,
   calls: PlannedCall[],
 ): Promise<void> {
-  const now = new Date().toISOString();
-  for (const c of calls) {
-    if (!('failure' in c)) continue;
-    await ctx.store.record(
-      a,
-      {
-        v: 1,
-        callId: c.callId,
-        kind: c.kind,
-        name: c.name,
-        status: 'failed',
-        startedAt: now,
-        finishedAt: now,
-        runner: ctx.runnerId,
-        providerId: c.providerId,
-        error: c.failure,
-      },
-      { type: 'tool_call', data: { callId: c.callId, name: c.name, status: 'failed', error: c.failure } },
-    );
-    if (c.kind === 'tool')
-      ctx.metrics.toolCalls.inc({ agent: a.state.agent, tool: c.name, outcome: 'failed' });
+  const failed = calls.filter((c): c is FailedCall => 'failure' in c);
+  // In batches: each batch's writes go out together, and the event loop turns between batches.
+  for (let i = 0; i < failed.length; i += RECORD_BATCH) {
+    await Promise.all(failed.slice(i, i + RECORD_BATCH).map((c) => recordFailedCall(ctx, a, c)));
   }
+}
+
+async function recordFailedCall(ctx: RunnerContext, a: Activation, c: FailedCall): Promise<void> {
+  const now = new Date().toISOString();
+  await ctx.store.record(
+    a,
+    {
+      v: 1,
+      callId: c.callId,
+      kind: c.kind,
+      name: c.name,
+      status: 'failed',
+      startedAt: now,
+      finishedAt: now,
+      runner: ctx.runnerId,
+      providerId: c.providerId,
+      error: c.failure,
+    },
+    { type: 'tool_call', data: { callId: c.callId, name: c.name, status: 'failed', error: c.failure } },
+  );
+  if (c.kind === 'tool') ctx.metrics.toolCalls.inc({ ...labels(ctx, a, c.name), outcome: 'failed' });
+}
+
+/** Metric labels of a tool call: names the agent does not declare read `unknown` (DESIGN §16). */
+function labels(ctx: RunnerContext, a: Activation, tool: string): { agent: string; tool: string } {
+  return {
+    agent: agentLabel(ctx.plan, a.state.agent),
+    tool: toolLabel(ctx.plan.agents[a.state.agent], tool),
+  };
 }
 
 /**
@@ -92,7 +110,7 @@ async function runTool(ctx: RunnerContext, a: Activation, c: ToolCall, signal: A
       }
       throw e;
     });
-  ctx.metrics.toolSeconds.observe({ agent: s.agent, tool: c.name }, (performance.now() - t0) / 1000);
+  ctx.metrics.toolSeconds.observe(labels(ctx, a, c.name), (performance.now() - t0) / 1000);
   let content: string | undefined;
   let error: CodedError | undefined;
   if (outcome.ok) {
@@ -102,12 +120,16 @@ async function runTool(ctx: RunnerContext, a: Activation, c: ToolCall, signal: A
         ctx.limits.maxResultBytes,
       );
     } catch (e) {
-      error = { code: 'tool_failed', message: (e as Error).message };
+      // A result JSON cannot express is the tool's fault, named with its path; anything else ours.
+      error = { code: 'tool_failed', message: isMeshError(e) ? e.message : messageOf('tool_failed') };
+      if (!isMeshError(e))
+        ctx.log.warn({ ...logFields(a, c), err: (e as Error).message }, 'tool result refused');
     }
   } else {
     error = outcome.error;
+    if (outcome.detail) ctx.log.warn({ ...logFields(a, c), err: outcome.detail }, 'tool call failed');
   }
-  ctx.metrics.toolCalls.inc({ agent: s.agent, tool: c.name, outcome: error ? 'failed' : 'succeeded' });
+  ctx.metrics.toolCalls.inc({ ...labels(ctx, a, c.name), outcome: error ? 'failed' : 'succeeded' });
   const finished: CallRecord = {
     ...started,
     status: error ? 'failed' : 'succeeded',
@@ -118,4 +140,14 @@ async function runTool(ctx: RunnerContext, a: Activation, c: ToolCall, signal: A
     type: 'tool_call',
     data: { callId: c.callId, name: c.name, status: finished.status, ...(error ? { error } : {}) },
   });
+}
+
+function logFields(a: Activation, c: ToolCall) {
+  return {
+    invocationId: a.state.id,
+    rootId: a.state.rootId,
+    agent: a.state.agent,
+    callId: c.callId,
+    tool: c.name,
+  };
 }

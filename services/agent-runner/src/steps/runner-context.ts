@@ -5,12 +5,32 @@ import type { ChatModel } from '../model/chat-model.js';
 import type { ActivationStore } from '../store/activation-store.js';
 import type { ToolClient } from '../tools/tool-client.js';
 
-/** Limits every activation runs under (DESIGN §7, env `MESH_MAX_*`). */
+/** Limits every activation runs under (DESIGN §7 and §16, env `MESH_MAX_*`). */
 export interface RunnerLimits {
   maxDepth: number;
   maxDelegationsPerTurn: number;
   maxResultBytes: number;
   maxRecoveries: number;
+  /** Tool and sub-agent calls of one model reply that run; the rest fail `too_many_calls`. */
+  maxCallsPerTurn: number;
+  /** Bytes of a model reply body; a longer one fails the call with `invalid_model_reply`. */
+  maxModelReplyBytes: number;
+}
+
+/** The defaults of the DESIGN §16 limits, the same as serviceEnv's. */
+export const DEFAULT_RUNNER_LIMITS = { maxCallsPerTurn: 64, maxModelReplyBytes: 4 * 1024 * 1024 } as const;
+
+/** Limits as a runner is given them: the §16 bounds may be left to their defaults. */
+export type RunnerLimitsOptions = Omit<RunnerLimits, keyof typeof DEFAULT_RUNNER_LIMITS> &
+  Partial<Pick<RunnerLimits, keyof typeof DEFAULT_RUNNER_LIMITS>>;
+
+/** The limits a runner works with: those given, the §16 bounds defaulted. */
+export function withDefaultLimits(limits: RunnerLimitsOptions): RunnerLimits {
+  return {
+    ...limits,
+    maxCallsPerTurn: limits.maxCallsPerTurn ?? DEFAULT_RUNNER_LIMITS.maxCallsPerTurn,
+    maxModelReplyBytes: limits.maxModelReplyBytes ?? DEFAULT_RUNNER_LIMITS.maxModelReplyBytes,
+  };
 }
 
 /** Everything an activation needs, built once per runner process. */

@@ -1,9 +1,12 @@
-import type { CodedError, ToolContext } from '@agentmesh/shared';
+import { type CodedError, isMeshError, MeshError, type ToolContext } from '@agentmesh/shared';
 import { type Dispatcher, request } from 'undici';
 import { abortableSleep } from '../abortable-sleep.js';
 
-/** How a tool call ended, as the ReAct loop records it. */
-export type ToolOutcome = { ok: true; result: unknown } | { ok: false; error: CodedError };
+/**
+ * How a tool call ended, as the ReAct loop records it; `detail` is for the log only (the
+ * runner's own words: addresses, network errors), never for the model or the user.
+ */
+export type ToolOutcome = { ok: true; result: unknown } | { ok: false; error: CodedError; detail?: string };
 
 /** How long a call keeps retrying while the tool-host is unreachable (it may be restarting). */
 const UNREACHABLE_BUDGET_MS = 30_000;
@@ -33,6 +36,7 @@ export class ToolClient {
         return await this.attempt(name, args, context, opts);
       } catch (e) {
         if (opts.signal.aborted) throw opts.signal.reason ?? e;
+        if (isMeshError(e, 'cancelled')) throw e;
         if ((e as Error).name === 'TimeoutError') {
           return {
             ok: false,
@@ -43,7 +47,8 @@ export class ToolClient {
         if (Date.now() + delay >= giveUpAt) {
           return {
             ok: false,
-            error: { code: 'tool_failed', message: `the tool-host is unreachable (${(e as Error).message})` },
+            error: { code: 'tool_failed', message: 'the tool-host could not be reached' },
+            detail: `${this.baseUrl}: ${(e as Error).message}`,
           };
         }
         await abortableSleep(delay, opts.signal);
@@ -88,6 +93,8 @@ export class ToolClient {
     }
     if (status === 200) return { ok: true, result: body.result };
     const e = body.error ?? {};
+    // The tool-host aborted the call because the invocation was cancelled (DESIGN §7): not a failure.
+    if (e.code === 'cancelled') throw new MeshError('cancelled', 'The invocation was cancelled.');
     const details = e.details?.map((d) => `${d.path || '/'}: ${d.message}`).join('; ');
     return {
       ok: false,
