@@ -26,7 +26,9 @@ export interface SeenRequest {
 export type FakeReply =
   | { calls: { name: string; args?: unknown; rawArgs?: string }[]; content?: string }
   | { final: string }
-  | { status: number; retryAfter?: string; body?: unknown };
+  | { status: number; retryAfter?: string; body?: unknown }
+  /** A body sent verbatim (malformed JSON, odd shapes), with status 200 unless told. */
+  | { raw: string; rawStatus?: number };
 
 /** Decides a reply from the request; `latencyMs` delays the answer. */
 export type FakeScript = (req: SeenRequest) => FakeReply & { latencyMs?: number };
@@ -86,6 +88,13 @@ export async function startFakeModel(script: FakeScript = () => ({ final: 'ok' }
       }
       seen.doneAt = Date.now();
       if (seen.aborted) return;
+      if ('raw' in reply) {
+        res.writeHead(reply.rawStatus ?? 200, {
+          'content-type': 'application/json',
+          'content-length': Buffer.byteLength(reply.raw),
+        });
+        return res.end(reply.raw);
+      }
       if ('status' in reply) {
         const headers: Record<string, string> = reply.retryAfter ? { 'retry-after': reply.retryAfter } : {};
         return send(

@@ -1,0 +1,176 @@
+// Property: whatever a model answers — malformed JSON, odd shapes, giant content, thousands of
+// calls, odd Unicode, fences, unknown names — every invocation ends succeeded or failed with a
+// registered code, and the runner's event loop never stalls while it handles them (DESIGN §16).
+import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { ERROR_CODES } from '@agentmesh/shared';
+import fc from 'fast-check';
+import t from 'tap';
+import { type FakeReply, type SeenRequest, turnOf } from './support/fake-model.js';
+import { startMesh } from './support/mesh.js';
+import { failureSummary } from './support/property-report.js';
+
+/** A string built to hurt: odd Unicode, fences, control characters, pathological repetition. */
+const hostileText = fc.oneof(
+  fc.string({ unit: 'binary', maxLength: 200 }),
+  fc.string({ unit: 'grapheme', maxLength: 200 }),
+  fc.constantFrom(
+    '\uD800',
+    '\u0000\u0001\u202e',
+    '```json\n{"answer": "fenced"}\n```',
+    '```\n```\n```',
+    `\`\`\`\n${'\n'.repeat(3000)}x`,
+    `\`\`\`json\n${' \n'.repeat(3000)}\`\`\``,
+    `${'['.repeat(5000)}${']'.repeat(5000)}`,
+    `{"answer": ${'['.repeat(100_000)}`,
+    'x'.repeat(300_000),
+  ),
+  fc.json().map((j) => `\`\`\`json\n${j}\n\`\`\``),
+);
+
+/** Arguments as a model might send them: JSON objects, other JSON, not JSON at all, deep nesting. */
+const hostileArgs = fc.oneof(
+  fc.jsonValue().map((v) => JSON.stringify(v)),
+  fc.dictionary(fc.string(), fc.jsonValue()).map((v) => JSON.stringify(v)),
+  hostileText,
+  fc.constantFrom(
+    `${'{"a":'.repeat(10_000)}1${'}'.repeat(10_000)}`,
+    '{"prompt": 1e999}',
+    '{"__proto__": {"x": 1}}',
+  ),
+);
+
+const callName = fc.oneof(
+  fc.constantFrom('echo', '_subagent_helper', '_subagent_', '_subagent_nobody', '_subagent__subagent_helper'),
+  fc.constantFrom('constructor', '__proto__', 'toString', 'x'.repeat(10_000)),
+  fc.string({ unit: 'binary', maxLength: 40 }),
+  fc.string({ maxLength: 40 }).map((s) => `_subagent_${s}`),
+);
+
+const completion = (message: unknown, extra: Record<string, unknown> = {}) =>
+  JSON.stringify({
+    id: 'chatcmpl-hostile',
+    object: 'chat.completion',
+    model: 'fake',
+    choices: [{ index: 0, message, finish_reason: 'stop' }],
+    usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 },
+    ...extra,
+  });
+
+/** One hostile reply, always sent as a raw body so the shape itself can be wrong. */
+const hostileReply: fc.Arbitrary<string> = fc.oneof(
+  { weight: 2, arbitrary: hostileText },
+  { weight: 2, arbitrary: fc.jsonValue().map((v) => JSON.stringify(v)) },
+  { weight: 3, arbitrary: hostileText.map((content) => completion({ role: 'assistant', content })) },
+  {
+    weight: 4,
+    arbitrary: fc
+      .array(fc.record({ name: callName, args: hostileArgs }), { minLength: 1, maxLength: 80 })
+      .map((calls) =>
+        completion({
+          role: 'assistant',
+          content: null,
+          tool_calls: calls.map((c, i) => ({
+            id: `call_${i}`,
+            type: 'function',
+            function: { name: c.name, arguments: c.args },
+          })),
+        }),
+      ),
+  },
+  {
+    weight: 1,
+    arbitrary: fc.integer({ min: 500, max: 3000 }).map((n) =>
+      completion({
+        role: 'assistant',
+        content: null,
+        tool_calls: Array.from({ length: n }, (_, i) => ({
+          id: 'same-id',
+          type: 'function',
+          function: { name: i % 2 ? 'echo' : '_subagent_helper', arguments: '{"prompt":"x"}' },
+        })),
+      }),
+    ),
+  },
+  {
+    weight: 2,
+    arbitrary: fc
+      .record({
+        id: fc.jsonValue(),
+        type: fc.jsonValue(),
+        function: fc.oneof(fc.jsonValue(), fc.record({ name: fc.jsonValue(), arguments: fc.jsonValue() })),
+      })
+      .map((call) => completion({ role: 'assistant', content: null, tool_calls: [call] })),
+  },
+  {
+    weight: 1,
+    arbitrary: fc
+      .record({ choices: fc.jsonValue(), usage: fc.jsonValue() })
+      .map((extra) => completion({ role: 'assistant', content: 'x' }, extra)),
+  },
+);
+
+const caseOf = (r: SeenRequest) =>
+  /case-(\d+)/.exec(r.messages.find((m) => m.role === 'user')?.content ?? '')?.[1];
+
+t.test(
+  'every hostile model reply ends its invocation with a registered code and never stalls the runner',
+  async (t) => {
+    const replies = new Map<string, string>();
+    const mesh = await startMesh(t, {
+      tools: [
+        {
+          name: 'echo',
+          description: 'Echoes.',
+          input: { type: 'object', properties: { prompt: { type: 'string' } } },
+          run: (args: unknown) => JSON.stringify(args).slice(0, 100),
+        },
+      ],
+      agentsYaml: `
+  free: {instructions: "@agent free", tools: [echo], subagents: [helper], maxIterations: 3}
+  typed:
+    instructions: "@agent typed"
+    tools: [echo]
+    maxIterations: 3
+    output: {type: object, properties: {answer: {type: string}}, required: [answer]}
+  helper: {description: Helps., instructions: "@agent helper"}
+`,
+      script: (r): FakeReply => {
+        if (r.agent === 'helper') return { final: 'helped' };
+        const id = caseOf(r);
+        if (id !== undefined && turnOf(r) === 0 && replies.has(id)) return { raw: replies.get(id)! };
+        return { final: r.agent === 'typed' ? '{"answer": "recovered"}' : 'recovered' };
+      },
+    });
+    const delay = monitorEventLoopDelay({ resolution: 10 });
+    delay.enable();
+    t.teardown(() => delay.disable());
+    let n = 0;
+    const outcomes = new Map<string, number>();
+    const seed = Number(process.env.FC_SEED ?? Date.now() % 2 ** 31);
+    const report = await fc.check(
+      fc.asyncProperty(hostileReply, fc.constantFrom('free', 'typed'), async (raw, agent) => {
+        const id = String(n++);
+        replies.set(id, raw);
+        const res = await mesh.invoke(agent, { prompt: `case-${id}` }, 'wait=60');
+        const view = res.json;
+        if (res.status !== 200) throw new Error(`HTTP ${res.status}: ${JSON.stringify(view)}`);
+        if (view.status === 'failed') {
+          if (!(view.error?.code in ERROR_CODES)) throw new Error(`unregistered code ${view.error?.code}`);
+          if (typeof view.error.message !== 'string' || view.error.message.length > 10_000)
+            throw new Error('an error message must be a bounded string');
+        } else if (view.status !== 'succeeded') {
+          throw new Error(`ended ${view.status}`);
+        }
+        const key = view.status === 'failed' ? view.error.code : 'succeeded';
+        outcomes.set(key, (outcomes.get(key) ?? 0) + 1);
+      }),
+      { numRuns: Number(process.env.FC_RUNS ?? 120), seed, endOnFailure: true },
+    );
+    t.notOk(report.failed, failureSummary(report));
+    t.ok(outcomes.size > 1, `outcomes: ${JSON.stringify(Object.fromEntries(outcomes))}`);
+    // A blocked loop lapses BullMQ's lock (RUNNER_LOCK_MS, 3 s here): stay far below it.
+    t.ok(delay.max / 1e6 < 1500, `event-loop delay max ${Math.round(delay.max / 1e6)} ms`);
+    const healthy = await mesh.invoke('free', { prompt: 'plain question' });
+    t.equal(healthy.json.status, 'succeeded', 'the runner still serves a healthy agent');
+  },
+);
