@@ -166,3 +166,27 @@ t.test('a first-error check stops at the first problem; the default one reports 
   });
   t.strictSame(compileSchema(schema, { firstErrorOnly: true })(['a', 'b']), { ok: true });
 });
+
+t.test(
+  'a catastrophic pattern matches in linear time, so a hostile value cannot stall the process',
+  async (t) => {
+    // With JavaScript's backtracking engine this check takes longer than the universe has left.
+    t.setTimeout(5000);
+    const check = compileSchema({ type: 'string', pattern: '^(a+)+$' });
+    t.same(check(`${'a'.repeat(100_000)}!`), {
+      ok: false,
+      details: [{ path: '', message: 'must match pattern "^(a+)+$"' }],
+    });
+    t.same(check('aaaa'), { ok: true });
+    const keys = compileSchema({ type: 'object', patternProperties: { '^(x|x)*y$': { type: 'integer' } } });
+    const verdict = keys({ [`${'x'.repeat(50_000)}y`]: 'no' });
+    t.equal(verdict.ok, false, JSON.stringify(verdict).slice(0, 200));
+  },
+);
+
+t.test('a pattern RE2 cannot run (lookaround, backreferences) is refused when compiled', async (t) => {
+  t.throws(
+    () => compileSchema({ type: 'string', pattern: '^(?=a)a$' }),
+    /invalid or unsupported Perl syntax/,
+  );
+});

@@ -2,6 +2,7 @@ import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import type { ErrorDetail } from '../errors/mesh-error.js';
 import type { JsonSchema } from '../plan/types.js';
+import { linearRegExp } from './linear-reg-exp.js';
 
 /** The verdict of a compiled schema: valid, or every problem with its JSON-pointer path. */
 export type SchemaVerdict = { ok: true } | { ok: false; details: ErrorDetail[] };
@@ -17,7 +18,7 @@ const addFormats = ((addFormatsModule as unknown as { default?: FormatsPlugin })
 
 // One instance per mode for the whole process. A validator judges, it never repairs: no type
 // coercion (`{"n":"1"}` fails `integer`), no defaults filled in, no properties stripped; unknown
-// keywords tolerated (schemas come from users and MCP servers).
+// keywords tolerated (schemas come from users and MCP servers); patterns match in linear time.
 function newAjv(allErrors: boolean): Ajv {
   const ajv = new Ajv({
     coerceTypes: false,
@@ -25,6 +26,7 @@ function newAjv(allErrors: boolean): Ajv {
     removeAdditional: false,
     allErrors,
     strict: false,
+    code: { regExp: linearRegExp },
   });
   addFormats(ajv);
   // OpenAPI's `format: binary` (upstream derives it for byte payloads): any string passes.
