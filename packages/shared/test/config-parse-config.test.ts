@@ -164,3 +164,19 @@ t.test(
     t.match(error.message, `${FILE}: agents.solo.input: Sub-agent input schema must not be blank.`);
   },
 );
+
+t.test('a schema the validator cannot compile is a load-time problem, not a run-time failure', async (t) => {
+  const text = meshYaml(
+    ['default'],
+    [
+      'solo:',
+      "  input: {type: object, properties: {code: {type: string, pattern: '^(?=a)a$'}}}",
+      '  output: {type: objekt}',
+    ],
+  );
+  const error = t.throws(() => parse(text)) as ConfigError;
+  t.match(error.problems, [
+    { file: FILE, path: 'agents.solo.input', message: /^not a valid JSON Schema: .*unsupported Perl syntax/ },
+    { file: FILE, path: 'agents.solo.output', message: /^not a valid JSON Schema: / },
+  ]);
+});

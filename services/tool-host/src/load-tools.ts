@@ -3,6 +3,7 @@ import {
   ConfigError,
   type ConfigProblem,
   checkToolName,
+  compileSchema,
   declaredSchema,
   type JsonSchema,
   type MeshConfig,
@@ -123,6 +124,8 @@ function schemaOf(value: unknown, what: string, fail: (m: string) => void): Json
       fail('input schema must describe a JSON object ("type": "object")');
       return undefined;
     }
+    // Compiled now, so a schema the validator cannot run fails the start, not every call.
+    if (schema) compileSchema(schema);
     return schema ?? undefined;
   } catch (e) {
     fail(`${what}: ${(e as Error).message}`);

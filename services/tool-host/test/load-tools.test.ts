@@ -78,6 +78,24 @@ t.test('an input schema that does not describe a JSON object is refused', async 
   t.match(e.problems[1]!.message, /must be valid JSON/);
 });
 
+t.test('a schema the validator cannot compile fails the load, not every call', async (t) => {
+  const e = await problemsOf(() =>
+    loadToolDefinitions([
+      {
+        name: 'a',
+        description: 'x',
+        input: { type: 'object', properties: { s: { type: 'string', pattern: '(a)\\1' } } },
+        run,
+      },
+    ]),
+  );
+  t.strictSame(
+    e.problems.map((p) => p.path),
+    ['tools[0]'],
+  );
+  t.match(e.problems[0]!.message, /^input: .*invalid escape sequence/);
+});
+
 t.test('a TypeBox input becomes its JSON Schema in the catalogue', async (t) => {
   const [tool] = loadToolDefinitions([
     {

@@ -1,4 +1,5 @@
-import { SUBAGENT_PREFIX } from '../plan/types.js';
+import { compileSchema } from '../json/compile-schema.js';
+import { type JsonSchema, SUBAGENT_PREFIX } from '../plan/types.js';
 import { namesOf } from './check-references.js';
 import { formatPath } from './config-path.js';
 import { isRecord } from './is-record.js';
@@ -37,7 +38,11 @@ export function normalizeAgent(
     if (raw[key] === undefined) continue;
     const parsed = parseSchema(raw[key], key);
     if (typeof parsed === 'string') report(parsed, key);
-    else agent[key] = parsed.schema;
+    else {
+      agent[key] = parsed.schema;
+      const invalid = schemaCompileProblem(parsed.schema);
+      if (invalid) report(invalid, key);
+    }
   }
   reportRepeats(tools, 'tools', report);
   reportRepeats(subagents, 'subagents', report);
@@ -82,6 +87,18 @@ function parseSchema(value: unknown, key: 'input' | 'output'): { schema: unknown
     return `invalid JSON: ${e instanceof Error ? e.message : String(e)}`;
   }
   return isRecord(schema) ? { schema } : 'the JSON must be an object (a JSON Schema)';
+}
+
+// Checked at load, not at first use: a schema the validator cannot compile (a pattern RE2 cannot
+// run, `type: objekt`) would otherwise fail every invocation of the agent at run time.
+function schemaCompileProblem(schema: unknown): string | undefined {
+  if (!isRecord(schema)) return undefined;
+  try {
+    compileSchema(schema as JsonSchema);
+    return undefined;
+  } catch (e) {
+    return `not a valid JSON Schema: ${e instanceof Error ? e.message : String(e)}`;
+  }
 }
 
 function reportRepeats(

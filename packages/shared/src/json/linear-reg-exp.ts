@@ -1,5 +1,7 @@
-import type { RegExpEngine } from 'ajv';
+import type { Options } from 'ajv';
 import { RE2JS } from 're2js';
+
+type RegExpEngine = NonNullable<NonNullable<Options['code']>['regExp']>;
 
 /**
  * The engine Ajv runs schema `pattern` and `patternProperties` with: RE2 (re2js, pure
