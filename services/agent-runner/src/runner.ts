@@ -197,35 +197,42 @@ export async function buildRunner(opts: RunnerOptions): Promise<Runner> {
   );
   const server = opts.metricsPort > 0 ? await serveMetrics(metrics.registry, opts.metricsPort) : undefined;
   opts.log.info({ runner: id, agents: hosted, concurrency: opts.concurrency }, 'runner ready');
+  let closing: Promise<void> | undefined;
   return {
     id,
     plan,
     metrics,
     metricsPort: server ? (server.address() as { port: number }).port : undefined,
-    async close() {
-      clearInterval(heartbeat);
-      stopWatchdog();
-      // Drain: take no new jobs, let the ones in hand finish; past the drain timeout, hand the
-      // rest back to the queue (their recorded calls replay wherever they resume).
-      const drained = Promise.all(workers.map((w) => w.close()));
-      let timer: NodeJS.Timeout | undefined;
-      const late = await Promise.race([
-        drained.then(() => false),
-        new Promise<boolean>((r) => (timer = setTimeout(() => r(true), opts.drainMs ?? 30_000))),
-      ]);
-      clearTimeout(timer);
-      if (late) for (const c of inFlight.values()) c.abort(new HandBackError());
-      await drained;
-      const p = redis.pipeline();
-      for (const name of hosted) p.zrem(keys.agentRunners(name), id);
-      await p.exec().catch(() => undefined);
-      await Promise.all([...queues.values()].map((q) => q.close()));
-      await new Promise<void>((r) => (server ? server.close(() => r()) : r()));
-      await dispatcher.close();
-      subscriber.disconnect();
-      redis.disconnect();
+    // A second close (a test's teardown after a drain) waits for the first instead of failing.
+    close() {
+      closing ??= closeOnce();
+      return closing;
     },
   };
+
+  async function closeOnce(): Promise<void> {
+    clearInterval(heartbeat);
+    stopWatchdog();
+    // Drain: take no new jobs, let the ones in hand finish; past the drain timeout, hand the
+    // rest back to the queue (their recorded calls replay wherever they resume).
+    const drained = Promise.all(workers.map((w) => w.close()));
+    let timer: NodeJS.Timeout | undefined;
+    const late = await Promise.race([
+      drained.then(() => false),
+      new Promise<boolean>((r) => (timer = setTimeout(() => r(true), opts.drainMs ?? 30_000))),
+    ]);
+    clearTimeout(timer);
+    if (late) for (const c of inFlight.values()) c.abort(new HandBackError());
+    await drained;
+    const p = redis.pipeline();
+    for (const name of hosted) p.zrem(keys.agentRunners(name), id);
+    await p.exec().catch(() => undefined);
+    await Promise.all([...queues.values()].map((q) => q.close()));
+    await new Promise<void>((r) => (server ? server.close(() => r()) : r()));
+    await dispatcher.close();
+    subscriber.disconnect();
+    redis.disconnect();
+  }
 }
 
 async function serveMetrics(registry: { metrics(): Promise<string>; contentType: string }, port: number) {

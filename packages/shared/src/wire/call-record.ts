@@ -36,5 +36,10 @@ export const CallRecord = Type.Object({
   providerId: Type.Optional(Type.String()),
   content: Type.Optional(Type.String()),
   error: Type.Optional(CodedError),
+  /**
+   * Code agents: the `ctx.memory` writes committed with this record, `[key, value JSON]` in
+   * order (an empty value deletes the key); a replay applies them when it reaches the record.
+   */
+  memory: Type.Optional(Type.Array(Type.Tuple([Type.String(), Type.String()]))),
 });
 export type CallRecord = Static<typeof CallRecord>;

@@ -1,5 +1,5 @@
 import { type CallRecord, type CodedError, MeshError } from '@agentmesh/shared';
-import type { CodeCallRecord, MemoryWrites } from './replay-memory.js';
+import type { MemoryWrites } from './replay-memory.js';
 
 /** A delegation's input must be a JSON object, as a model's `_subagent_` arguments are. */
 export function inputRefusal(name: string, input: unknown): CodedError | undefined {
@@ -24,7 +24,7 @@ export function refusedRecord(r: {
   error: CodedError;
   runner: string;
   memory: MemoryWrites;
-}): CodeCallRecord {
+}): CallRecord {
   const now = new Date().toISOString();
   return {
     v: 1,

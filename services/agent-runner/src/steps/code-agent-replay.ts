@@ -12,7 +12,7 @@ import type { Job } from 'bullmq';
 import type { Activation } from '../store/activation-store.js';
 import { CallBatch } from './call-batch.js';
 import { depthRefusal, inputRefusal, refusedRecord, stepError } from './code-agent-refusals.js';
-import { type CodeCallRecord, ReplayMemory } from './replay-memory.js';
+import { ReplayMemory } from './replay-memory.js';
 import { agentContext, codeCallId, recordFailure, submitOne } from './run-code-agent.js';
 import type { RunnerContext } from './runner-context.js';
 
@@ -151,7 +151,7 @@ export class CodeAgentReplay {
     }
     return this.track(async () => {
       const before = this.memory.take();
-      const started: CodeCallRecord = {
+      const started: CallRecord = {
         v: 1,
         callId,
         kind: 'tool',
@@ -167,7 +167,7 @@ export class CodeAgentReplay {
         // The writes made while `fn` ran are committed with its outcome: a replay skips `fn`.
         const during = this.memory.take();
         const memory = [...before, ...during];
-        const finished: CodeCallRecord = {
+        const finished: CallRecord = {
           ...started,
           ...outcome,
           finishedAt: new Date().toISOString(),
@@ -197,7 +197,7 @@ export class CodeAgentReplay {
     callId: string,
     kind: CallRecord['kind'],
     name: string,
-  ): Promise<CodeCallRecord | undefined> {
+  ): Promise<CallRecord | undefined> {
     const record = this.a.records.get(callId);
     if (!record || (record.kind === kind && record.name === name)) return record;
     const message = `Non-deterministic code agent ${this.agent.name}: call ${callId} was ${record.kind} ${record.name}, the code now makes ${kind} ${name}; the records from there on are discarded.`;

@@ -6,6 +6,7 @@ import {
   toChatMessageContent,
 } from '@agentmesh/shared';
 import { Job, WaitingChildrenError } from 'bullmq';
+import { agentLabel } from '../metrics.js';
 import type { Activation, ChildSubmission } from '../store/activation-store.js';
 import type { RunnerContext } from './runner-context.js';
 
@@ -55,7 +56,11 @@ export async function submitDelegations(
   }
   if (fresh.length > 0) await ctx.store.submitChildren(a, fresh);
   for (const f of fresh)
-    ctx.metrics.delegations.inc({ agent: s.agent, subagent: f.agent, outcome: 'started' });
+    ctx.metrics.delegations.inc({
+      agent: agentLabel(ctx.plan, s.agent),
+      subagent: agentLabel(ctx.plan, f.agent),
+      outcome: 'started',
+    });
   const byQueue = new Map<string, Delegation[]>();
   for (const c of calls) byQueue.set(c.name, [...(byQueue.get(c.name) ?? []), c]);
   await Promise.all(

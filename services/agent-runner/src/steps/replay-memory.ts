@@ -6,7 +6,7 @@ export type MemoryWrites = [key: string, valueJson: string][];
 /**
  * A code agent's `ctx.memory` during one replay (DESIGN §7). Writes are buffered until the next
  * durable record commits them (`take`), and each record keeps the writes committed with it
- * (`CodeCallRecord.memory`).
+ * (`CallRecord.memory`).
  *
  * Why memory is replayed per record rather than loaded whole at the start: a replay runs the code
  * from its beginning, so it must see at every point what the first run saw there. Loading the
@@ -58,6 +58,3 @@ export class ReplayMemory implements AgentMemory {
     }
   }
 }
-
-/** A code agent's call record: it keeps the memory writes committed with it (see ReplayMemory). */
-export type CodeCallRecord = CallRecord & { memory?: MemoryWrites };
