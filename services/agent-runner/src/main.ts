@@ -1,12 +1,26 @@
 import { loadCodeAgents, loadConfig, serviceEnv } from '@agentmesh/shared';
 import { pino } from 'pino';
-import { buildRunner } from './runner.js';
+import { buildRunner, type Runner } from './runner.js';
 
 const env = serviceEnv(process.env);
 const log = pino({ level: env.logLevel, base: { service: 'agent-runner' } });
+// Signals are handled before the runner exists: its workers take jobs before buildRunner returns,
+// and a SIGTERM in that window must drain them, not kill the process mid-call.
+let runner: Promise<Runner> | undefined;
+let stopping = false;
+const stop = async (signal: string) => {
+  if (stopping) return;
+  stopping = true;
+  log.info({ signal }, 'draining: no new jobs; finishing the ones in hand');
+  const built = await runner?.catch(() => undefined);
+  await built?.close();
+  process.exit(0);
+};
+process.on('SIGTERM', () => void stop('SIGTERM'));
+process.on('SIGINT', () => void stop('SIGINT'));
 try {
   const config = await loadConfig(env.configFile, process.env);
-  const runner = await buildRunner({
+  runner = buildRunner({
     config,
     codeAgents: await loadCodeAgents(config),
     redisUrl: env.redisUrl,
@@ -29,16 +43,7 @@ try {
     drainMs: env.drainMs,
     log,
   });
-  let stopping = false;
-  const stop = async (signal: string) => {
-    if (stopping) return;
-    stopping = true;
-    log.info({ signal }, 'draining: no new jobs; finishing the ones in hand');
-    await runner.close();
-    process.exit(0);
-  };
-  process.on('SIGTERM', () => void stop('SIGTERM'));
-  process.on('SIGINT', () => void stop('SIGINT'));
+  await runner;
 } catch (e) {
   log.fatal({ err: (e as Error).message }, 'agent-runner failed to start');
   process.stderr.write(`${(e as Error).message}\n`);

@@ -160,6 +160,12 @@ t.test(
       'invalid_input',
       'arguments must be an object',
     );
+    const huge = Object.fromEntries(Array.from({ length: 20_000 }, (_, i) => [`k${i}`, i]));
+    t.strictSame(
+      (await call('echo', huge)).json.error.details,
+      [{ path: '/text', message: "must have required property 'text'" }],
+      'a big body stops at its first problem instead of listing 20,000',
+    );
     t.equal(seen.length, 0);
   },
 );

@@ -25,6 +25,8 @@ export interface ToolRoutesOptions {
 const BUSY_POLL_MS = 100;
 /** The longest Idempotency-Key accepted (DESIGN §16). */
 const MAX_KEY_BYTES = 512;
+/** Bodies up to this size get every schema problem listed; bigger ones stop at the first. */
+const FULL_REPORT_BYTES = 64 * 1024;
 
 /** `GET /tools` and `POST /tools/{name}/invoke`. */
 export const toolRoutes: FastifyPluginAsync<ToolRoutesOptions> = async (
@@ -47,8 +49,10 @@ export const toolRoutes: FastifyPluginAsync<ToolRoutesOptions> = async (
       const tool = byName.get(req.params.name);
       if (!tool) throw new MeshError('tool_not_found', `Tool ${req.params.name} does not exist.`);
       const { args, context } = req.body;
-      // Stops at the first problem: listing every one of a huge wrong value costs seconds of CPU.
-      const check = compileSchema(tool.info.input, { firstErrorOnly: true })(args);
+      // Every problem is listed for a small body; a big one stops at the first (listing every one
+      // of a huge wrong value costs seconds of CPU).
+      const small = Number(req.headers['content-length'] ?? Number.POSITIVE_INFINITY) <= FULL_REPORT_BYTES;
+      const check = compileSchema(tool.info.input, { firstErrorOnly: !small })(args);
       if (!check.ok) {
         throw new MeshError(
           'invalid_input',
