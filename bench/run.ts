@@ -1,141 +1,102 @@
-// `npm run bench`: the mesh (gateway, two runners, tool-host, Redis as separate processes) against
-// the in-process OpenAI Agents SDK on the same fake OpenAI-compatible model, side by side. Prints
-// one JSON line per figure: medians over repeated runs with their spread (DESIGN §11).
-import { type ChildProcess, spawn } from 'node:child_process';
-import fs from 'node:fs';
+// `npm run bench` (DESIGN §11): the mesh — gateway, runners, tool-host and a private Redis, each its
+// own process on loopback — against the OpenAI Agents SDK at its fastest in this process, on one fake
+// OpenAI-compatible model in a third process. One JSON line per figure on stdout, then a table.
+// Sizes: BENCH_QUICK=1 for a smoke run; BENCH_REPS, BENCH_RUNS, BENCH_WARMUP, BENCH_SECONDS,
+// BENCH_RUNNERS, BENCH_PARKED, BENCH_RECOVERIES, BENCH_DEPTH, BENCH_ONLY, BENCH_SAVE (bench-options.ts);
+// BENCH_CPU_PROF=<dir> has every service write a V8 CPU profile there (spawn-service.ts).
 import os from 'node:os';
-import path from 'node:path';
-import { startFakeModel, turnOf } from '../test/support/fake-model.js';
-import { freePort, startRedis } from '../test/support/redis-server.js';
+import { depthChainFigure } from './figures/depth-chain.js';
+import { floorFigures } from './figures/floors.js';
+import { parkedParentsFigures } from './figures/parked-parents.js';
+import { recoveryFigure } from './figures/recovery.js';
+import { redisCommandFigures } from './figures/redis-commands.js';
+import { roundTripFigures } from './figures/round-trips.js';
+import { scalingFigures } from './figures/scaling.js';
+import { siblingOverlapFigure } from './figures/sibling-overlap.js';
+import { throughputFigures } from './figures/throughput.js';
 import { sdkBaseline } from './sdk-baseline.js';
+import type { BenchContext } from './support/bench-context.js';
+import { benchOptions } from './support/bench-options.js';
+import { cpuTimeMs } from './support/cpu-time-ms.js';
+import type { Figure } from './support/figure.js';
+import { formatTable } from './support/format-table.js';
+import { machineInfo } from './support/machine-info.js';
+import { meshClient } from './support/mesh-client.js';
+import { saveResults } from './support/save-results.js';
+import { startBenchModel } from './support/start-bench-model.js';
+import { startMeshProcesses } from './support/start-mesh-processes.js';
+import { stopOnExit } from './support/stop-on-exit.js';
+import { warmUp } from './support/warm-up.js';
 
-const RUNS = Number(process.env.BENCH_RUNS ?? 30);
-let latencyMs = 0;
-const model = await startFakeModel((r) => {
-  if (r.agent === 'child') return { final: 'child answer', latencyMs };
-  if (r.agent === 'single' || turnOf(r) > 0) return { final: 'done', latencyMs };
-  const n = r.agent === 'fan' ? 8 : 1;
-  return {
-    calls: Array.from({ length: n }, (_, i) => ({ name: '_subagent_child', args: { input: `part ${i}` } })),
-    latencyMs,
-  };
-});
-const redis = await startRedis();
-const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'mesh-bench-'));
-const [gatewayPort, toolHostPort] = [await freePort(), await freePort()];
-const config = path.join(dir, 'mesh.yaml');
-// The SDK's asTool() takes {input: string}; the mesh's children are declared the same way.
-fs.writeFileSync(
-  config,
-  `models:\n  default: {provider: openai, baseUrl: '${model.url}', apiKey: bench, model: fake}\ntools: []\nagents:
-  single: {instructions: "@agent single"}
-  parent: {instructions: "@agent parent", subagents: [child]}
-  fan: {instructions: "@agent fan", subagents: [child]}
-  child: {instructions: "@agent child", input: {type: object, properties: {input: {type: string}}, required: [input]}}\n`,
-);
-const env = {
-  ...process.env,
-  MESH_CONFIG: config,
-  REDIS_URL: redis.url,
-  GATEWAY_PORT: String(gatewayPort),
-  TOOL_HOST_PORT: String(toolHostPort),
-  TOOL_HOST_URL: `http://127.0.0.1:${toolHostPort}`,
-  LOG_LEVEL: 'warn',
-};
-const procs: ChildProcess[] = [];
-const start = (script: string, extra: Record<string, string> = {}) =>
-  procs.push(
-    spawn('npm', ['run', '-s', script], { env: { ...env, ...extra }, stdio: 'ignore', detached: true }),
-  );
-const stop = async () => {
-  for (const p of procs) {
-    try {
-      process.kill(-p.pid!, 'SIGKILL');
-    } catch {}
-  }
-  await redis.stop();
-  await model.close();
-};
-process.on('SIGINT', () => void stop().then(() => process.exit(130)));
-
+const opts = benchOptions(process.env);
+const note = (text: string) => process.stderr.write(`bench: ${text}\n`);
+const figures: Figure[] = [];
+const errors: { figure: string; error: string }[] = [];
+let failed = false;
 try {
-  start('tool-host');
-  start('runner');
-  start('runner');
-  start('gateway');
-  const gw = `http://127.0.0.1:${gatewayPort}`;
-  for (const until = Date.now() + 120_000; ; ) {
-    if ((await fetch(`${gw}/readyz`).catch(() => undefined))?.status === 200) break;
-    if (Date.now() > until) throw new Error('the mesh did not get ready');
-    await new Promise((r) => setTimeout(r, 250));
-  }
-  const mesh = async (agent: string) => {
-    const body = agent === 'child' ? { input: 'x' } : { prompt: 'go' };
-    const res = await fetch(`${gw}/agents/${agent}/invoke?wait=60`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify(body),
-    });
-    const view = (await res.json()) as { status: string };
-    if (view.status !== 'succeeded') throw new Error(`${agent}: ${JSON.stringify(view)}`);
+  const model = await startBenchModel(opts.depth);
+  note('starting the mesh (redis, tool-host, gateway, 2 runners)');
+  const mesh = await startMeshProcesses(model.url, opts.depth, 2);
+  const machine = machineInfo(/redis_version:(\S+)/.exec(await mesh.redis.info('server'))?.[1] ?? '?');
+  const ctx: BenchContext = {
+    opts,
+    model,
+    mesh,
+    invoke: meshClient(mesh.gatewayUrl),
+    sdk: sdkBaseline(model.url),
+    meshCpuMs: () => mesh.pids().reduce((sum, pid) => sum + cpuTimeMs(pid), 0),
+    meshCpuByPart: () => ({
+      redis: cpuTimeMs(mesh.redisPid),
+      gateway: cpuTimeMs(mesh.gateway.pid),
+      toolHost: cpuTimeMs(mesh.toolHost.pid),
+      runners: mesh.runners.reduce((sum, r) => sum + cpuTimeMs(r.pid), 0),
+    }),
+    sdkCpuMs: () => {
+      const { user, system } = process.cpuUsage();
+      return (user + system) / 1000;
+    },
+    note,
   };
-  const sdk = sdkBaseline(model.url);
-  const time = async (fn: () => Promise<void>, runs: number) => {
-    for (let i = 0; i < 3; i++) await fn(); // warm-up
-    const ms: number[] = [];
-    for (let i = 0; i < runs; i++) {
-      const t0 = performance.now();
-      await fn();
-      ms.push(performance.now() - t0);
+  note(`warm-up: ${opts.warmup} runs per side`);
+  await warmUp(ctx, opts.warmup, { sdk: true });
+  const groups: [string, () => Promise<Figure[]>][] = [
+    ['floors', () => floorFigures(ctx)],
+    ['round-trips', () => roundTripFigures(ctx)],
+    ['siblings', () => siblingOverlapFigure(ctx)],
+    [
+      'throughput',
+      async () => [...(await throughputFigures(ctx, 0, 10)), ...(await throughputFigures(ctx, 50, 100))],
+    ],
+    ['redis-calls', () => redisCommandFigures(ctx)],
+    ['scaling', () => scalingFigures(ctx)],
+    ['chain', () => depthChainFigure(ctx)],
+    ['recovery', () => recoveryFigure(ctx)],
+    ['parked', () => parkedParentsFigures(ctx)],
+  ];
+  for (const [name, measure] of groups) {
+    if (opts.only.length > 0 && !opts.only.includes(name)) continue;
+    note(`${name}…`);
+    try {
+      for (const f of await measure()) {
+        console.log(JSON.stringify(f));
+        figures.push(f);
+      }
+    } catch (e) {
+      failed = true;
+      errors.push({ figure: name, error: (e as Error).message.slice(0, 2000) });
+      console.log(JSON.stringify(errors.at(-1)));
     }
-    return ms.sort((a, b) => a - b);
-  };
-  const median = (xs: number[]) => xs[Math.floor(xs.length / 2)]!;
-  const spread = (xs: number[]) => ({
-    p10: round(xs[Math.floor(xs.length * 0.1)]!),
-    p90: round(xs[Math.floor(xs.length * 0.9)]!),
-  });
-  const round = (x: number) => Math.round(x * 100) / 100;
-  const report = (figure: string, extra: Record<string, unknown>) =>
-    console.log(JSON.stringify({ figure, ...extra }));
-
-  latencyMs = 0;
-  const [meshSingle, meshParent] = [
-    await time(() => mesh('single'), RUNS),
-    await time(() => mesh('parent'), RUNS),
-  ];
-  const [sdkSingle, sdkParent] = [
-    await time(() => sdk('single'), RUNS),
-    await time(() => sdk('parent'), RUNS),
-  ];
-  const meshOverhead = median(meshParent) - median(meshSingle);
-  const sdkOverhead = median(sdkParent) - median(sdkSingle);
-  report('delegation_overhead_p50_ms', {
-    latencyMs,
-    runs: RUNS,
-    mesh: round(meshOverhead),
-    sdk: round(sdkOverhead),
-    ratio: round(meshOverhead / sdkOverhead),
-    mesh_single: spread(meshSingle),
-    mesh_parent: spread(meshParent),
-    sdk_single: spread(sdkSingle),
-    sdk_parent: spread(sdkParent),
-  });
-
-  latencyMs = 50;
-  const runs = Math.max(5, Math.floor(RUNS / 3));
-  const [meshFan, sdkFan] = [await time(() => mesh('fan'), runs), await time(() => sdk('fan'), runs)];
-  report('overlap_8_siblings_wall_p50_ms', {
-    latencyMs,
-    runs,
-    ideal: 3 * latencyMs,
-    mesh: round(median(meshFan)),
-    sdk: round(median(sdkFan)),
-    ratio_to_sdk: round(median(meshFan) / median(sdkFan)),
-    ratio_to_ideal: round(median(meshFan) / (3 * latencyMs)),
-    mesh_spread: spread(meshFan),
-    sdk_spread: spread(sdkFan),
-  });
+  }
+  machine.loadEnd = os.loadavg()[0]!;
+  const table = formatTable(figures);
+  console.log(`\n${table}`);
+  if (opts.save)
+    note(`results written to ${saveResults({ figures, errors, table, machine, opts }).join(' and ')}`);
+  note(`service logs (warnings and errors) in ${mesh.logDir}`);
+} catch (e) {
+  failed = true;
+  note(`failed: ${(e as Error).stack}`);
 } finally {
-  await stop();
+  await stopOnExit.run();
 }
+process.exit(failed ? 1 : 0);

@@ -1,0 +1,52 @@
+import { type FakeScript, toolMessagesOf, turnOf } from '../../test/support/fake-model.js';
+
+/** Model latency of the first call of a recovery trial: long enough to SIGKILL its runner mid-call. */
+export const RECOVERY_CALL_MS = 2000;
+/** Latency of a parked parent's child: it never answers during the bench. */
+const NEVER_MS = 3_600_000;
+
+/**
+ * What the fake model answers each bench agent (agents name themselves `@agent <name>`):
+ * `single` answers; `parent` / `fan` delegate once / 8 times, then answer; `l<i>` delegate to
+ * `l<i+1>` down to the leaf `l<depth>` and pass its answer up; `slow` answers slowly the first time
+ * it sees a prompt; `pparent` delegates to `pchild`, which never answers. `latency()` is read per call.
+ */
+export function benchScript(latency: () => number, depth: number): FakeScript {
+  const slowSeen = new Set<string>();
+  return (r) => {
+    const latencyMs = latency();
+    const turn = turnOf(r);
+    const delegate = (name: string, n: number) => ({
+      calls: Array.from({ length: n }, (_, i) => ({
+        name: `_subagent_${name}`,
+        args: { input: `part ${i}` },
+      })),
+      latencyMs,
+    });
+    switch (r.agent) {
+      case 'single':
+        return { final: 'done', latencyMs };
+      case 'child':
+        return { final: 'child answer', latencyMs };
+      case 'parent':
+        return turn === 0 ? delegate('child', 1) : { final: 'done', latencyMs };
+      case 'fan':
+        return turn === 0 ? delegate('child', 8) : { final: 'done', latencyMs };
+      case 'slow': {
+        const prompt = r.messages.find((m) => m.role === 'user')?.content ?? '';
+        const first = !slowSeen.has(prompt);
+        slowSeen.add(prompt);
+        return { final: 'done', latencyMs: first ? RECOVERY_CALL_MS : 0 };
+      }
+      case 'pparent':
+        return turn === 0 ? delegate('pchild', 1) : { final: 'done', latencyMs };
+      case 'pchild':
+        return { final: 'late', latencyMs: NEVER_MS };
+    }
+    const level = /^l(\d+)$/.exec(r.agent)?.[1];
+    if (level === undefined) return { status: 400, body: { error: { message: `unknown agent ${r.agent}` } } };
+    if (Number(level) === depth) return { final: 'leaf', latencyMs };
+    if (turn === 0) return delegate(`l${Number(level) + 1}`, 1);
+    return { final: toolMessagesOf(r)[0]?.content ?? '', latencyMs };
+  };
+}

@@ -1,0 +1,67 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { stopOnExit } from './stop-on-exit.js';
+
+/** A mesh service started as its own process: its pid is the node process that does the work. */
+export interface Service {
+  name: string;
+  proc: ChildProcess;
+  pid: number;
+  exited: Promise<void>;
+  /** SIGTERM (drain), then SIGKILL after `graceMs`; resolves once the process is gone. */
+  stop(graceMs?: number): Promise<void>;
+}
+
+const root = path.resolve(import.meta.dirname, '../..');
+const mains = {
+  gateway: 'services/gateway/src/main.ts',
+  runner: 'services/agent-runner/src/main.ts',
+  'tool-host': 'services/tool-host/src/main.ts',
+} as const;
+
+/**
+ * Starts `npm run <service>`'s equivalent as `node --import tsx <main>`: one process per service,
+ * no npm or tsx CLI wrapper in between, so its pid is the one whose CPU and RSS the bench reads.
+ * Output goes to `logFile` (warnings and errors only: LOG_LEVEL=warn). With `BENCH_CPU_PROF=<dir>`
+ * each service writes V8 CPU profiles to <dir>/<service>-<n>/ when it exits (so stop it with a grace
+ * period, not SIGKILL).
+ */
+export function spawnService(
+  kind: keyof typeof mains,
+  env: Record<string, string>,
+  logFile: string,
+): Service {
+  const fd = fs.openSync(logFile, 'a');
+  const profile = process.env.BENCH_CPU_PROF;
+  const profileDir = profile && path.resolve(profile, path.basename(logFile, '.log'));
+  const profiling = profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [];
+  const proc = spawn(process.execPath, [...profiling, '--import', 'tsx', mains[kind]], {
+    cwd: root,
+    env: { ...process.env, LOG_LEVEL: 'warn', ...env },
+    stdio: ['ignore', fd, fd],
+  });
+  fs.closeSync(fd);
+  const pid = proc.pid!;
+  stopOnExit.track(pid);
+  const exited = new Promise<void>((r) =>
+    proc.once('exit', () => {
+      stopOnExit.untrack(pid);
+      r();
+    }),
+  );
+  const gone = () => proc.exitCode !== null || proc.signalCode !== null;
+  return {
+    name: kind,
+    proc,
+    pid,
+    exited,
+    stop: async (graceMs = 10_000) => {
+      if (gone()) return;
+      proc.kill(graceMs > 0 ? 'SIGTERM' : 'SIGKILL');
+      const timer = setTimeout(() => proc.kill('SIGKILL'), graceMs);
+      await exited;
+      clearTimeout(timer);
+    },
+  };
+}

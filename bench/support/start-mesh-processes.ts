@@ -1,0 +1,119 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { keyLayout } from '@agentmesh/shared';
+import { Redis } from 'ioredis';
+import { freePort, startRedis } from '../../test/support/redis-server.js';
+import { waitUntil } from '../../test/support/wait-until.js';
+import { benchConfig } from './bench-config.js';
+import { type Service, spawnService } from './spawn-service.js';
+import { stopOnExit } from './stop-on-exit.js';
+
+/** The mesh under test: Redis, tool-host, gateway and runners, each its own process on loopback. */
+export interface MeshProcesses {
+  gatewayUrl: string;
+  /** A client on the mesh's Redis, for INFO and queue counts. */
+  redis: Redis;
+  redisUrl: string;
+  redisPid: number;
+  gateway: Service;
+  toolHost: Service;
+  runners: Service[];
+  /** Every process the mesh is made of, Redis included: the pids whose CPU a run costs. */
+  pids(): number[];
+  /** Replaces all runners by `n` new ones with `env` added, and waits until they serve. */
+  setRunners(n: number, env?: Record<string, string>): Promise<void>;
+  /** Starts one more runner with `env` added, and waits until it serves. */
+  addRunner(env?: Record<string, string>): Promise<void>;
+  /** SIGKILLs one runner (by pid) and forgets it. */
+  killRunner(pid: number): Promise<void>;
+  /** Where every service writes its warnings and errors. */
+  logDir: string;
+}
+
+/** Starts a private redis-server (no persistence), the tool-host, `runners` runners and the gateway. */
+export async function startMeshProcesses(
+  modelUrl: string,
+  depth: number,
+  runners: number,
+): Promise<MeshProcesses> {
+  const redisServer = await startRedis(); // --save '' --appendonly no, on a free port
+  stopOnExit.add(() => redisServer.stop());
+  const redis = new Redis(redisServer.url, { maxRetriesPerRequest: null });
+  stopOnExit.add(() => redis.disconnect());
+  const redisPid = Number(/process_id:(\d+)/.exec(await redis.info('server'))![1]);
+  stopOnExit.track(redisPid);
+  const logDir = fs.mkdtempSync(path.join(os.tmpdir(), 'mesh-bench-'));
+  const configFile = path.join(logDir, 'mesh.yaml');
+  fs.writeFileSync(configFile, benchConfig(modelUrl, depth));
+  const [gatewayPort, toolHostPort] = [await freePort(), await freePort()];
+  const env = {
+    MESH_CONFIG: configFile,
+    REDIS_URL: redisServer.url,
+    GATEWAY_PORT: String(gatewayPort),
+    TOOL_HOST_PORT: String(toolHostPort),
+    TOOL_HOST_URL: `http://127.0.0.1:${toolHostPort}`,
+    MESH_MAX_DEPTH: String(depth + 2),
+    // Whatever the caller's shell holds: the bench reads keys under `mesh` and calls without a key.
+    MESH_PREFIX: 'mesh',
+    MESH_API_KEYS: '',
+  };
+  const keys = keyLayout('mesh');
+  let count = 0;
+  const start = (kind: 'gateway' | 'runner' | 'tool-host', extra: Record<string, string> = {}) => {
+    const service = spawnService(kind, { ...env, ...extra }, path.join(logDir, `${kind}-${count++}.log`));
+    // SIGKILL at the end, unless profiles must be written on a clean exit (BENCH_CPU_PROF).
+    stopOnExit.add(() => service.stop(process.env.BENCH_CPU_PROF ? 10_000 : 0));
+    return service;
+  };
+  const logsOf = (s: Service) =>
+    fs
+      .readdirSync(logDir)
+      .filter((f) => f.startsWith(s.name))
+      .map((f) => fs.readFileSync(path.join(logDir, f), 'utf8'))
+      .join('');
+  // A runner serves once its heartbeat (its id holds its pid) is in the set of an agent it hosts.
+  const serving = async (runner: Service, agent: string) => {
+    const live = await redis.zrangebyscore(keys.agentRunners(agent), Date.now(), '+inf');
+    if (runner.proc.exitCode !== null) throw new Error(`a runner exited at start:\n${logsOf(runner)}`);
+    return live.some((id) => id.includes(`-${runner.pid}-`));
+  };
+  const mesh: MeshProcesses = {
+    gatewayUrl: `http://127.0.0.1:${gatewayPort}`,
+    redis,
+    redisUrl: redisServer.url,
+    redisPid,
+    toolHost: start('tool-host'),
+    runners: [],
+    gateway: start('gateway'),
+    pids: () => [redisPid, mesh.gateway.pid, mesh.toolHost.pid, ...mesh.runners.map((r) => r.pid)],
+    setRunners: async (n, extra = {}) => {
+      await Promise.all(mesh.runners.splice(0).map((r) => r.stop()));
+      await Promise.all(Array.from({ length: n }, () => mesh.addRunner(extra)));
+    },
+    addRunner: async (extra = {}) => {
+      const runner = start('runner', extra);
+      mesh.runners.push(runner);
+      const agent = extra.RUNNER_AGENTS?.split(',')[0] ?? 'single';
+      await waitUntil(
+        () => serving(runner, agent),
+        120_000,
+        () => `runner ${runner.pid} to serve:\n${logsOf(runner)}`,
+      );
+    },
+    killRunner: async (pid) => {
+      const i = mesh.runners.findIndex((r) => r.pid === pid);
+      if (i < 0) throw new Error(`runner ${pid} is not one of the bench's`);
+      const [runner] = mesh.runners.splice(i, 1);
+      await runner!.stop(0);
+    },
+    logDir,
+  };
+  await mesh.setRunners(runners);
+  await waitUntil(
+    async () => (await fetch(`${mesh.gatewayUrl}/readyz`)).status === 200,
+    120_000,
+    () => `the gateway to be ready:\n${logsOf(mesh.gateway)}`,
+  );
+  return mesh;
+}
