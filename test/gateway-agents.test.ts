@@ -135,6 +135,7 @@ t.test(
     });
     t.match(planner.description, 'Plans the work.');
     t.strictSame(planner.parameters.map((p: { in: string; name: string }) => `${p.in}:${p.name}`).sort(), [
+      'header:Idempotency-Key',
       'query:timeout',
       'query:wait',
     ]);

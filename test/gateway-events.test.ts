@@ -28,7 +28,7 @@ async function readEvents(url: string, headers: Record<string, string> = {}): Pr
     });
 }
 
-t.test("the event stream shows the whole tree in order and ends with the invocation's output", async (t) => {
+t.test('the event stream shows the whole tree in order, each invocation ends with a status', async (t) => {
   const mesh = await startMesh(t, {
     agentsYaml: `
   parent: {instructions: "@agent parent", subagents: [child]}
@@ -61,10 +61,12 @@ t.test("the event stream shows the whole tree in order and ends with the invocat
     'child:status:running',
     'child:model_call',
     'child:output',
+    'child:status:succeeded',
     'parent:delegation_finished',
     'parent:status:running',
     'parent:model_call',
     'parent:output',
+    'parent:status:succeeded',
   ]);
   for (const e of events) {
     t.equal(e.data.type, e.event, 'the SSE event name is the event type');
@@ -74,7 +76,8 @@ t.test("the event stream shows the whole tree in order and ends with the invocat
     events.filter((e) => who(e) === 'child').every((e) => e.data.parentId === id),
     "the child's events carry their parent",
   );
-  t.same(events.at(-1)!.data.data, { status: 'succeeded', output: 'parent answer' });
+  t.same(events.at(-2)!.data.data, { status: 'succeeded', output: 'parent answer' });
+  t.same(events.at(-1)!.data.data, { status: 'succeeded' }, 'the root ends with its terminal status');
 
   const resumed = await readEvents(`${base}/invocations/${id}/events`, { 'last-event-id': events[6]!.id });
   t.same(
@@ -86,8 +89,8 @@ t.test("the event stream shows the whole tree in order and ends with the invocat
   const childOnly = await readEvents(`${base}/invocations/${childId}/events`);
   t.same(
     childOnly.map((e) => e.event),
-    ['status', 'model_call', 'output'],
-    "a child's stream holds its own subtree and ends with its output",
+    ['status', 'model_call', 'output', 'status'],
+    "a child's stream holds its own subtree and ends with its terminal status",
   );
 });
 

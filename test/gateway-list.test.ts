@@ -83,7 +83,7 @@ t.test('filters by agent and status; an unknown agent lists nothing; a bad value
     ['agent=no%20such', '/agent'],
     ['cursor=%24%24', '/cursor'],
     ['cursor=bm90LWEtY3Vyc29y', '/cursor'],
-    ['color=red', '/'],
+    ['color=red', '/color'],
   ] as const) {
     const res = await mesh.get(`/invocations?${query}`);
     t.equal(res.status, 400, query);

@@ -87,7 +87,15 @@ t.test('a body that is not an object, or has fields the schema forbids, is refus
   }
   const extra = await mesh.invoke('chat', { prompt: 'hi', temperature: 2 });
   refused(t, extra, 400, 'invalid_input');
-  t.equal(extra.json.error.details[0].message, 'must NOT have additional properties');
+  t.strictSame(
+    extra.json.error,
+    {
+      code: 'invalid_input',
+      message: 'Invalid body: body/temperature: is not an allowed property',
+      details: [{ path: '/temperature', message: 'is not an allowed property' }],
+    },
+    'the property the schema forbids is named, at its own path',
+  );
 });
 
 t.test(
@@ -139,13 +147,14 @@ t.test('a body over 1 MiB is refused with 413 payload_too_large', async (t) => {
   t.strictSame(res.json, { error: { code: 'payload_too_large', message: 'The request body is too large.' } });
 });
 
-t.test('an unknown agent answers 404 agent_not_found, for invoke and for GET /agents/{name}', async (t) => {
+t.test('an unknown agent is 404 agent_not_found naming the known agents (invoke, GET)', async (t) => {
   const invoke = await mesh.invoke('ghost', { prompt: 'hi' });
   refused(t, invoke, 404, 'agent_not_found');
-  t.strictSame(invoke.json, { error: { code: 'agent_not_found', message: 'No agent is named ghost.' } });
+  const message = 'No agent is named ghost (agents: chat, open).';
+  t.strictSame(invoke.json, { error: { code: 'agent_not_found', message } }, 'the known agents are listed');
   const get = await mesh.get('/agents/ghost');
   refused(t, get, 404, 'agent_not_found');
-  t.strictSame(get.json, { error: { code: 'agent_not_found', message: 'No agent is named ghost.' } });
+  t.strictSame(get.json, { error: { code: 'agent_not_found', message } });
 });
 
 t.test('names of Object.prototype are no agents', async (t) => {

@@ -1,6 +1,5 @@
 import {
   type CodeAgentShape,
-  compileSchema,
   ErrorBodySchema,
   keyLayout,
   type MeshConfig,
@@ -24,6 +23,7 @@ import { registerDocs } from './plugins/docs.js';
 import { installErrorHandler } from './plugins/error-handler.js';
 import { clientErrorHandler, frameworkErrors, installFrameworkErrors } from './plugins/framework-errors.js';
 import { installJsonBody } from './plugins/json-body.js';
+import { installValidator } from './plugins/validator.js';
 import { agentRoutes } from './routes/agents.js';
 import { eventRoutes } from './routes/events.js';
 import { healthRoutes } from './routes/health.js';
@@ -53,6 +53,8 @@ export interface GatewayOptions {
   requestTimeoutMs?: number;
   /** How often an idle event stream sends a heartbeat (default 15 s). */
   heartbeatMs?: number;
+  /** The base URL clients reach the gateway at, for the document's `servers` (else the request's Host). */
+  publicUrl?: string;
 }
 
 /** The gateway: a fastify app plus the connections it owns; `close()` ends both. */
@@ -131,25 +133,7 @@ export async function buildGateway(opts: GatewayOptions): Promise<Gateway> {
   installJsonBody(app);
   // Only application/json bodies are accepted (DESIGN §3); fastify parses text/plain too by default.
   app.removeContentTypeParser('text/plain');
-  // One validator for the gateway, the runners and the model-facing tools: never coerces, never
-  // applies defaults, never strips (DESIGN §3).
-  app.setValidatorCompiler(({ schema }) => {
-    const check = compileSchema(schema as Record<string, unknown>);
-    return (data: unknown) => {
-      const v = check(data);
-      if (v.ok) return { value: data };
-      const error = Object.assign(new Error('validation failed'), {
-        validation: v.details.map((d) => ({
-          instancePath: d.path,
-          message: d.message,
-          params: {},
-          keyword: '',
-          schemaPath: '',
-        })),
-      });
-      return { error };
-    };
-  });
+  installValidator(app);
   app.setSerializerCompiler(() => (data) => JSON.stringify(data));
   app.addSchema({ $id: 'ErrorBody', ...ErrorBodySchema });
   // While closing, answers end their keep-alive connections, so close() need not wait them out.
@@ -163,7 +147,7 @@ export async function buildGateway(opts: GatewayOptions): Promise<Gateway> {
   installAuth(app, apiKeys);
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
-  await registerDocs(app, { auth: apiKeys !== undefined });
+  await registerDocs(app, { auth: apiKeys !== undefined, publicUrl: opts.publicUrl });
   await app.register(healthRoutes, { redis, keys, mesh, registry });
   await app.register(agentRoutes, {
     mesh,

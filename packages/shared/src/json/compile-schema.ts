@@ -69,6 +69,11 @@ function toDetail(error: ErrorObject): ErrorDetail {
     const missing = String((error.params as { missingProperty?: unknown }).missingProperty ?? '');
     return { path: `${error.instancePath}/${escapePointer(missing)}`, message };
   }
+  // So is a property the schema forbids, which ajv reports at its parent without naming it.
+  if (error.keyword === 'additionalProperties') {
+    const extra = String((error.params as { additionalProperty?: unknown }).additionalProperty ?? '');
+    return { path: `${error.instancePath}/${escapePointer(extra)}`, message: 'is not an allowed property' };
+  }
   return { path: error.instancePath, message };
 }
 

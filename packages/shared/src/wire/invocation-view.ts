@@ -50,33 +50,53 @@ export const CallView = Type.Object({
 export type CallView = Static<typeof CallView>;
 
 /** What `GET /invocations/{id}` answers (DESIGN §3). */
-export const InvocationView = Type.Object({
-  id: Type.String(),
-  agent: Type.String(),
-  status: InvocationStatus,
-  input: Type.Unknown(),
-  output: Type.Optional(Type.Unknown()),
-  error: Type.Optional(CodedError),
-  parentId: Type.Optional(Type.String()),
-  rootId: Type.String(),
-  createdAt: Type.String({ format: 'date-time' }),
-  startedAt: Type.Optional(Type.String({ format: 'date-time' })),
-  finishedAt: Type.Optional(Type.String({ format: 'date-time' })),
-  deadline: Type.String({ format: 'date-time' }),
-  usage: Type.Object({
-    modelCalls: Type.Integer(),
-    promptTokens: Type.Integer(),
-    completionTokens: Type.Integer(),
-  }),
-  calls: Type.Array(CallView),
-});
+export const InvocationView = Type.Object(
+  {
+    id: Type.String(),
+    agent: Type.String(),
+    status: InvocationStatus,
+    input: Type.Unknown(),
+    output: Type.Optional(Type.Unknown()),
+    error: Type.Optional(CodedError),
+    parentId: Type.Optional(Type.String()),
+    rootId: Type.String(),
+    createdAt: Type.String({ format: 'date-time' }),
+    startedAt: Type.Optional(Type.String({ format: 'date-time' })),
+    finishedAt: Type.Optional(Type.String({ format: 'date-time' })),
+    deadline: Type.String({ format: 'date-time' }),
+    usage: Type.Object({
+      modelCalls: Type.Integer(),
+      promptTokens: Type.Integer(),
+      completionTokens: Type.Integer(),
+    }),
+    calls: Type.Array(CallView),
+  },
+  {
+    title: 'InvocationView',
+    description:
+      'One invocation: its status, input, output or error, usage, and every durable call it made ' +
+      '(a delegation with its `childId` from the moment it is submitted).',
+  },
+);
 export type InvocationView = Static<typeof InvocationView>;
 
 /** The JSON error body of every HTTP error answer. */
-export const ErrorBodySchema = Type.Object({
-  error: Type.Object({
-    code: Type.String(),
-    message: Type.String(),
-    details: Type.Optional(Type.Array(Type.Object({ path: Type.String(), message: Type.String() }))),
-  }),
-});
+export const ErrorBodySchema = Type.Object(
+  {
+    error: Type.Object({
+      code: Type.String({ description: 'A stable snake_case code (README, "Error codes").' }),
+      message: Type.String({ description: 'What is wrong, for a human.' }),
+      details: Type.Optional(
+        Type.Array(
+          Type.Object({
+            path: Type.String({
+              description: 'JSON pointer of the problem in the part named by the message.',
+            }),
+            message: Type.String(),
+          }),
+        ),
+      ),
+    }),
+  },
+  { title: 'ErrorBody', description: 'The body of every error answer.' },
+);

@@ -1,21 +1,40 @@
-/** The types of events in an invocation tree's log (DESIGN §3, SSE). */
-export type MeshEventType =
-  | 'status'
-  | 'model_call'
-  | 'tool_call'
-  | 'delegation_started'
-  | 'delegation_finished'
-  | 'output';
+import { type Static, Type } from '@sinclair/typebox';
 
-/** One event of the log: who, what, and its data. */
-export interface MeshEvent {
-  invocationId: string;
-  parentId?: string;
-  agent: string;
-  type: MeshEventType;
-  at: string;
-  data: unknown;
-}
+/** The types of events in an invocation tree's log (DESIGN §3, SSE). */
+export const MeshEventType = Type.Union([
+  Type.Literal('status'),
+  Type.Literal('model_call'),
+  Type.Literal('tool_call'),
+  Type.Literal('delegation_started'),
+  Type.Literal('delegation_finished'),
+  Type.Literal('output'),
+]);
+export type MeshEventType = Static<typeof MeshEventType>;
+
+/** One event of the log: who, what, and its data (the `data:` line of each Server-Sent Event). */
+export const MeshEvent = Type.Object(
+  {
+    invocationId: Type.String({ description: 'The invocation of the tree the event belongs to.' }),
+    parentId: Type.Optional(Type.String({ description: "The invocation's parent (absent for the root)." })),
+    agent: Type.String(),
+    type: MeshEventType,
+    at: Type.String({ format: 'date-time' }),
+    data: Type.Unknown({
+      description:
+        'By type: `status` {status, error?} (every invocation ends with a terminal one); `model_call` ' +
+        '{callId, turn, content, toolCalls}; `tool_call` {callId, name, status, error?}; ' +
+        '`delegation_started` {callId, subagent, childId}; `delegation_finished` {callId, subagent, ' +
+        'childId, status}; `output` {status: succeeded, output}.',
+    }),
+  },
+  {
+    title: 'MeshEvent',
+    description:
+      'One Server-Sent Event of an invocation tree: `id:` is its position (send it back as ' +
+      '`Last-Event-ID` to resume), `event:` its type, `data:` this JSON.',
+  },
+);
+export type MeshEvent = Static<typeof MeshEvent>;
 
 /** Serializes an event for the tree's stream. */
 export function encodeEvent(

@@ -13,7 +13,8 @@ declare module 'fastify' {
 // Routes anyone may call with auth on (by route pattern, so `/metrics?x` or `/docs/` match too).
 // The Swagger UI page and its static assets hold no mesh data; `/docs/json` and `/docs/yaml` do.
 const OPEN_ROUTES = new Set(['/healthz', '/readyz', '/metrics', '/docs', '/docs/']);
-const isOpen = (route: string | undefined): boolean =>
+/** True for a route pattern anyone may call with auth on (the document gives it `security: []`). */
+export const isOpen = (route: string | undefined): boolean =>
   route !== undefined && (OPEN_ROUTES.has(route) || route.startsWith('/docs/static/'));
 
 /** `Authorization: Bearer <token>` → the token; undefined for anything else. */

@@ -1,5 +1,6 @@
 import { type ErrorDetail, MeshError } from '@agentmesh/shared';
 import type { FastifyError, FastifyInstance } from 'fastify';
+import { AllowedMethods } from './allowed-methods.js';
 
 /** Maps fastify's own error codes onto the mesh's stable codes. */
 const FASTIFY_CODES: Record<string, MeshError['code']> = {
@@ -21,7 +22,10 @@ const CLIENT_ERRORS: Record<number, MeshError['code']> = {
   431: 'headers_too_large',
 };
 
-/** Every error answer is `{"error": {code, message, details?}}`, without stack or internals. */
+/**
+ * Every error answer is `{"error": {code, message, details?}}`, without stack or internals; a known
+ * path asked with another method is 405 `method_not_allowed` with `Allow`. Install before any route.
+ */
 export function installErrorHandler(app: FastifyInstance, redisReachable: () => boolean = () => true): void {
   app.setErrorHandler((err: FastifyError, req, reply) => {
     if (err instanceof MeshError) return reply.status(err.status).send(err.toBody());
@@ -59,8 +63,21 @@ export function installErrorHandler(app: FastifyInstance, redisReachable: () => 
     req.log.error({ err }, 'unhandled error');
     return reply.status(500).send(new MeshError('internal').toBody());
   });
+  // A known path asked with a method it does not answer is 405 with `Allow`, not 404.
+  const allowed = new AllowedMethods();
+  app.addHook('onRoute', (route) => allowed.add(route.method, route.url));
   app.setNotFoundHandler((req, reply) => {
-    const e = new MeshError('not_found', `Route ${req.method} ${req.url.split('?')[0]} not found.`);
+    const path = req.url.split('?')[0] ?? '/';
+    const methods = allowed.on(path);
+    // A route of this method that found nothing (@fastify/static's missing file) is a 404.
+    if (methods.length > 0 && !methods.includes(req.method)) {
+      const e = new MeshError(
+        'method_not_allowed',
+        `${req.method} is not allowed on ${path}; it answers ${methods.join(', ')}.`,
+      );
+      return reply.status(405).header('allow', methods.join(', ')).send(e.toBody());
+    }
+    const e = new MeshError('not_found', `Route ${req.method} ${path} not found.`);
     return reply.status(404).send(e.toBody());
   });
 }

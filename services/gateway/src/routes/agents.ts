@@ -1,8 +1,10 @@
-import { type AgentPlan, InvocationView, type JsonSchema, MeshError } from '@agentmesh/shared';
+import { InvocationView, type JsonSchema, MeshError } from '@agentmesh/shared';
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { InvocationService } from '../invocations/invocation-service.js';
 import type { MeshState } from '../mesh-state.js';
-import { IDEMPOTENCY_KEY_TEXT, idempotencyKeyOf } from './idempotency-key.js';
+import { AgentListSchema, describeAgent } from './agent-description.js';
+import { IDEMPOTENCY_KEY_TEXT, IdempotencyKeyHeader, idempotencyKeyOf } from './idempotency-key.js';
+import { errorResponse, FORBIDDEN, namedResponse } from './responses.js';
 
 /** Options of the agent routes. */
 export interface AgentRoutesOptions {
@@ -13,22 +15,37 @@ export interface AgentRoutesOptions {
   maxTimeoutSeconds: number;
 }
 
-const ErrorResponse = { $ref: 'ErrorBody#' };
-const InvokeQuery = {
+const NOT_PUBLISHED = errorResponse('`unavailable`: the tool catalogue has not been published yet.');
+const NameParams = {
   type: 'object',
-  properties: {
-    wait: {
-      type: 'string',
-      pattern: '^\\d+(\\.\\d+)?$',
-      description: 'Seconds to wait for a terminal state, 0–300 (default 30).',
-    },
-    timeout: {
-      type: 'string',
-      description: 'The invocation deadline in whole seconds, 1 to MESH_MAX_TIMEOUT_SECONDS (default 86400).',
-    },
-  },
-  additionalProperties: false,
+  properties: { name: { type: 'string', description: 'The name of an agent of this mesh.' } },
+  required: ['name'],
 };
+
+/** The query of an invoke operation: typed numbers (the validator reads the query's digits as such). */
+function invokeQuery(defaultTimeoutSeconds: number, maxTimeoutSeconds: number): JsonSchema {
+  return {
+    type: 'object',
+    properties: {
+      wait: {
+        type: 'number',
+        minimum: 0,
+        maximum: 300,
+        default: 30,
+        description:
+          'Seconds to wait for a terminal state: 200 with the finished view within it, else 202 with `Location`.',
+      },
+      timeout: {
+        type: 'integer',
+        minimum: 1,
+        maximum: maxTimeoutSeconds,
+        default: defaultTimeoutSeconds,
+        description: 'The invocation deadline in whole seconds; its sub-agents inherit what remains.',
+      },
+    },
+    additionalProperties: false,
+  };
+}
 
 /** `GET /agents`, `GET /agents/{name}`, and one `POST /agents/<name>/invoke` per agent with its real schemas. */
 export const agentRoutes: FastifyPluginAsync<AgentRoutesOptions> = async (app, opts) => {
@@ -38,54 +55,74 @@ export const agentRoutes: FastifyPluginAsync<AgentRoutesOptions> = async (app, o
     if (!plan) throw new MeshError('unavailable', 'The tool catalogue has not been published yet.');
     return plan;
   };
-  const describe = (a: AgentPlan) => ({
-    name: a.name,
-    description: a.description,
-    input: a.inputSchema,
-    output: a.outputSchema,
-    tools: a.tools,
-    subagents: a.subagents,
-    callables: a.callables,
-  });
 
   // 403 for an agent outside the caller's API key scope (404 first for one that does not exist).
   const allow = (req: FastifyRequest, name: string) => {
     if (!req.meshCaller.mayUse(name))
       throw new MeshError('forbidden', `This API key may not use agent ${name}.`);
   };
+  // The agents the caller may use, so a typo is one look away from the right name.
+  const unknownAgent = (req: FastifyRequest, name: string) => {
+    const known = Object.keys(mesh.config.agents).filter((a) => req.meshCaller.mayUse(a));
+    return new MeshError('agent_not_found', `No agent is named ${name} (agents: ${listOf(known)}).`);
+  };
 
   app.get(
     '/agents',
-    { schema: { tags: ['agents'], summary: 'List the agents (those of the API key scope)' } },
+    {
+      schema: {
+        tags: ['agents'],
+        operationId: 'listAgents',
+        summary: 'List the agents (those of the API key scope)',
+        response: {
+          200: { 'x-response-description': 'The agents the caller may use.', ...AgentListSchema },
+          503: NOT_PUBLISHED,
+        },
+      },
+    },
     async (req) => ({
       agents: Object.values(ready().agents)
         .filter((a) => req.meshCaller.mayUse(a.name))
-        .map(describe),
+        .map(describeAgent),
     }),
   );
 
   app.get<{ Params: { name: string } }>(
     '/agents/:name',
-    { schema: { tags: ['agents'], summary: 'Describe one agent, with the callables its model receives' } },
+    {
+      schema: {
+        tags: ['agents'],
+        operationId: 'getAgent',
+        summary: 'Describe one agent, with the callables its model receives',
+        params: NameParams,
+        response: {
+          200: namedResponse('AgentDescription', 'The agent.'),
+          403: FORBIDDEN,
+          404: errorResponse(
+            '`agent_not_found`: no agent has this name; the message lists those you may use.',
+          ),
+          503: NOT_PUBLISHED,
+        },
+      },
+    },
     async (req) => {
       const agents = ready().agents;
       // An own property only: `constructor` or `__proto__` is no agent.
       const agent = Object.hasOwn(agents, req.params.name) ? agents[req.params.name] : undefined;
-      if (!agent) throw new MeshError('agent_not_found', `No agent is named ${req.params.name}.`);
+      if (!agent) throw unknownAgent(req, req.params.name);
       allow(req, agent.name);
-      return describe(agent);
+      return describeAgent(agent);
     },
   );
 
   const invoke = async (name: string, req: FastifyRequest, reply: FastifyReply) => {
     const agent = ready().agents[name];
-    if (!agent) throw new MeshError('agent_not_found', `No agent is named ${name}.`);
-    const query = req.query as { wait?: string; timeout?: string };
-    const wait = seconds(query.wait, 30, 300, 'wait');
-    // Checked before anything is written: a deadline past MESH_MAX_TIMEOUT_SECONDS is refused (§16).
-    const timeout = query.timeout === undefined ? opts.defaultTimeoutSeconds : Number(query.timeout);
-    if (!/^[0-9]{1,16}$/.test(query.timeout ?? '1') || timeout < 1 || timeout > opts.maxTimeoutSeconds)
-      throw badQuery('timeout', `must be a whole number of seconds between 1 and ${opts.maxTimeoutSeconds}`);
+    if (!agent) throw unknownAgent(req, name);
+    // Validated by the query schema: numbers within their bounds (§16: a deadline past
+    // MESH_MAX_TIMEOUT_SECONDS is refused before anything is written).
+    const query = req.query as { wait?: number; timeout?: number };
+    const wait = query.wait ?? 30;
+    const timeout = query.timeout ?? opts.defaultTimeoutSeconds;
     const idempotencyKey = idempotencyKeyOf(req.headers);
     const abort = new AbortController();
     // The request stream closes once its body is read; the response closing before it was sent
@@ -106,8 +143,9 @@ export const agentRoutes: FastifyPluginAsync<AgentRoutesOptions> = async (app, o
     return reply.status(202).header('location', `/invocations/${view.id}`).send(view);
   };
 
+  const querystring = invokeQuery(opts.defaultTimeoutSeconds, opts.maxTimeoutSeconds);
   for (const [name, schemas] of opts.mesh.schemas) {
-    const view = viewSchema(schemas.output);
+    const view = viewSchema(name, schemas.output);
     app.post(
       `/agents/${name}/invoke`,
       {
@@ -116,12 +154,27 @@ export const agentRoutes: FastifyPluginAsync<AgentRoutesOptions> = async (app, o
           operationId: `invoke_${name}`,
           summary: `Invoke ${name}`,
           description: `${mesh.config.agents[name]?.description ?? ''}\n\n${IDEMPOTENCY_KEY_TEXT}`.trim(),
-          querystring: InvokeQuery,
+          querystring,
+          headers: { type: 'object', properties: { 'Idempotency-Key': IdempotencyKeyHeader } },
           ...(schemas.input ? { body: schemas.input } : {}),
           response: {
-            200: view,
-            202: view,
-            ...Object.fromEntries([400, 401, 403, 404, 413, 415, 422, 503].map((s) => [s, ErrorResponse])),
+            200: { ...view, 'x-response-description': 'The invocation ended within `wait`.' },
+            202: {
+              ...view,
+              'x-response-description':
+                'Still running after `wait`: follow `Location` (GET /invocations/{id}).',
+              headers: { Location: { type: 'string', description: '/invocations/{id}' } },
+            },
+            400: errorResponse(
+              '`invalid_input` (the body, query or Idempotency-Key; `details[].path` names each problem) or `invalid_json`.',
+            ),
+            403: FORBIDDEN,
+            413: errorResponse('`payload_too_large`: the body is over the limit (1 MiB by default).'),
+            415: errorResponse('`unsupported_media_type`: only application/json bodies are accepted.'),
+            422: errorResponse(
+              '`idempotency_key_reused`: the Idempotency-Key came before with another body.',
+            ),
+            503: errorResponse('`unavailable`: Redis is unreachable or the catalogue is not published yet.'),
           },
         },
         // Before the body is read: an agent outside the key's scope is 403 whatever the body.
@@ -135,40 +188,25 @@ export const agentRoutes: FastifyPluginAsync<AgentRoutesOptions> = async (app, o
       (req, reply) => invoke(name, req, reply),
     );
   }
+  // Any other name; other methods on an invoke path are 405 with `Allow: POST` (error-handler.ts).
   app.post<{ Params: { name: string } }>('/agents/:name/invoke', { schema: { hide: true } }, async (req) => {
-    throw new MeshError('agent_not_found', `No agent is named ${req.params.name}.`);
-  });
-  // An invoke path answers only POST: any other method is 405 with `Allow: POST`.
-  app.route({
-    method: ['GET', 'PUT', 'PATCH', 'DELETE'],
-    url: '/agents/:name/invoke',
-    schema: { hide: true },
-    handler: async (req, reply) => {
-      reply.header('allow', 'POST');
-      throw new MeshError('method_not_allowed', `${req.method} is not allowed here; invoke with POST.`);
-    },
+    throw unknownAgent(req, req.params.name);
   });
 };
 
 /** The InvocationView schema with `output` replaced by the agent's own output schema. */
-function viewSchema(output: JsonSchema | null): JsonSchema {
+function viewSchema(agent: string, output: JsonSchema | null): JsonSchema {
   const base = JSON.parse(JSON.stringify(InvocationView)) as JsonSchema & {
     properties: Record<string, unknown>;
   };
+  base.title = `InvocationView of ${agent}`;
   base.properties.output = output ?? { description: 'The final answer text.', type: 'string' };
   return base;
 }
 
-function seconds(raw: string | undefined, fallback: number, max: number, name: string): number {
-  if (raw === undefined) return fallback;
-  const n = Number(raw);
-  if (!Number.isFinite(n) || n < 0 || n > max)
-    throw badQuery(name, `must be a number of seconds between 0 and ${max}`);
-  return n;
-}
-
-function badQuery(name: string, message: string): MeshError {
-  return new MeshError('invalid_input', `Invalid querystring: ${name} ${message}`, [
-    { path: `/${name}`, message },
-  ]);
+/** Names for a message, cut after 20; `none` when there are none. */
+function listOf(names: readonly string[]): string {
+  if (names.length === 0) return 'none';
+  const shown = names.slice(0, 20).join(', ');
+  return names.length > 20 ? `${shown}, … ${names.length - 20} more` : shown;
 }

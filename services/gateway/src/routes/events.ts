@@ -12,6 +12,7 @@ import type { Redis } from 'ioredis';
 import type { EventHub } from '../events/event-hub.js';
 import type { StreamSlots } from '../events/stream-slots.js';
 import type { InvocationService } from '../invocations/invocation-service.js';
+import { errorResponse, UNAVAILABLE } from './responses.js';
 
 /** Options of the events route. */
 export interface EventRoutesOptions {
@@ -30,6 +31,42 @@ export interface EventRoutesOptions {
 type Entry = [string, string[]];
 const PAGE = 200;
 
+const EVENTS_SCHEMA = {
+  tags: ['invocations'],
+  operationId: 'streamInvocationEvents',
+  summary: "Server-Sent Events of an invocation's whole tree",
+  description:
+    'The events of the invocation and of everything it delegated to, in order, from the start or ' +
+    'after `Last-Event-ID`; a `: heartbeat` comment while idle. Every invocation of the tree ends ' +
+    "with a terminal `status` event (after its `output` when it succeeded); the stream ends after the requested one's.",
+  params: {
+    type: 'object',
+    properties: { id: { type: 'string', description: 'An invocation id: `inv_` and 32 hex digits.' } },
+    required: ['id'],
+  },
+  headers: {
+    type: 'object',
+    properties: {
+      'Last-Event-ID': {
+        type: 'string',
+        description: 'The `id:` of the last event received: the stream resumes right after it.',
+      },
+    },
+  },
+  response: {
+    200: {
+      description:
+        'A text/event-stream: per event `id:`, `event:` (its type) and `data:` (a MeshEvent as JSON).',
+      content: { 'text/event-stream': { schema: { $ref: 'MeshEvent#' } } },
+    },
+    404: errorResponse('`invocation_not_found`: no invocation has this id (or another API key started it).'),
+    429: errorResponse(
+      '`too_many_streams`: this API key, or the gateway, has as many streams open as allowed.',
+    ),
+    503: UNAVAILABLE,
+  },
+};
+
 /**
  * `GET /invocations/{id}/events`: Server-Sent Events of the invocation and everything it delegated
  * to, from the tree's event log in Redis, from the start or after `Last-Event-ID`; heartbeats while
@@ -45,7 +82,7 @@ export const eventRoutes: FastifyPluginAsync<EventRoutesOptions> = async (app, o
 
   app.get<{ Params: { id: string } }>(
     '/invocations/:id/events',
-    { schema: { tags: ['invocations'], summary: "Server-Sent Events of an invocation's whole tree" } },
+    { schema: EVENTS_SCHEMA },
     async (req, reply) => {
       const { id } = req.params;
       // Another API key's invocation is not found, as for GET /invocations/{id}.
@@ -85,6 +122,7 @@ export const eventRoutes: FastifyPluginAsync<EventRoutesOptions> = async (app, o
       // Reads every entry after the cursor; a notification during a read makes it read again.
       let running: Promise<void> | undefined;
       let dirty = false;
+      let outputSeen = false;
       const pump = (): Promise<void> => {
         dirty = true;
         running ??= (async () => {
@@ -104,11 +142,15 @@ export const eventRoutes: FastifyPluginAsync<EventRoutesOptions> = async (app, o
                   }
                   if (!subtree.has(event.invocationId)) continue;
                   reply.raw.write(`id: ${entryId}\nevent: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`);
-                  if (event.invocationId === id && isTerminalEvent(event)) return end();
+                  if (event.invocationId === id && isTerminalStatus(event)) return end();
+                  if (event.invocationId === id && event.type === 'output') outputSeen = true;
                 }
                 // A slow reader holds the stream back instead of filling the gateway's memory.
                 if (reply.raw.writableNeedDrain && !ended) await once(reply.raw, 'drain');
               }
+              // FINISH appends an output and its terminal status in one step, so a read that saw
+              // the output saw all there is: a log written before status events followed it ends here.
+              if (outputSeen) return end();
             }
           } catch (e) {
             if (!ended) req.log.warn({ err: (e as Error).message }, 'event stream failed');
@@ -172,7 +214,12 @@ function parse(text: string | undefined): MeshEvent | undefined {
   }
 }
 
+/** The last event of an invocation's stream: its output (logs of older versions end there) or terminal status. */
 function isTerminalEvent(e: MeshEvent): boolean {
-  if (e.type === 'output') return true;
+  return e.type === 'output' || isTerminalStatus(e);
+}
+
+/** A `status` event with a terminal status: every invocation's stream ends with one. */
+function isTerminalStatus(e: MeshEvent): boolean {
   return e.type === 'status' && isTerminal(String((e.data as { status?: string })?.status ?? ''));
 }

@@ -4,6 +4,7 @@ import type { Redis } from 'ioredis';
 import type { InvocationService } from '../invocations/invocation-service.js';
 import { InvocationPageSchema } from '../invocations/invocation-summary.js';
 import { listInvocations } from '../invocations/list-invocations.js';
+import { errorResponse, namedResponse, UNAVAILABLE } from './responses.js';
 
 /** Options of the invocation routes. */
 export interface InvocationRoutesOptions {
@@ -12,7 +13,14 @@ export interface InvocationRoutesOptions {
   keys: KeyLayout;
 }
 
-const ErrorResponse = { $ref: 'ErrorBody#' };
+const NOT_FOUND = errorResponse(
+  '`invocation_not_found`: no invocation has this id (or another API key started it).',
+);
+const IdParams = {
+  type: 'object',
+  properties: { id: { type: 'string', description: 'An invocation id: `inv_` and 32 hex digits.' } },
+  required: ['id'],
+};
 const ListQuery = {
   type: 'object',
   properties: {
@@ -22,7 +30,7 @@ const ListQuery = {
       enum: ['queued', 'running', 'waiting', 'succeeded', 'failed', 'cancelled'],
       description: 'Only invocations in this status.',
     },
-    limit: { type: 'string', pattern: '^[0-9]{1,3}$', description: 'Items per page, 1–100 (default 20).' },
+    limit: { type: 'integer', minimum: 1, maximum: 100, default: 20, description: 'Items per page.' },
     cursor: {
       type: 'string',
       pattern: '^[A-Za-z0-9_-]{1,400}$',
@@ -37,33 +45,46 @@ export const invocationRoutes: FastifyPluginAsync<InvocationRoutesOptions> = asy
   const { invocations } = opts;
   const notFound = (id: string) => new MeshError('invocation_not_found', `No invocation has id ${id}.`);
 
-  app.get<{ Querystring: { agent?: string; status?: InvocationStatus; limit?: string; cursor?: string } }>(
+  app.get<{ Querystring: { agent?: string; status?: InvocationStatus; limit?: number; cursor?: string } }>(
     '/invocations',
     {
       schema: {
         tags: ['invocations'],
+        operationId: 'listInvocations',
         summary: 'List recent root invocations, newest first',
         description:
           'Summaries without input, output and calls. A page may hold fewer than `limit` items (a ' +
           'narrow filter scans at most 1000 entries per request): follow `nextCursor` until it is absent.',
         querystring: ListQuery,
-        response: { 200: InvocationPageSchema, 400: ErrorResponse, 401: ErrorResponse },
+        response: {
+          200: { 'x-response-description': 'A page of summaries.', ...InvocationPageSchema },
+          400: errorResponse('`invalid_input`: a query parameter is malformed (`details[].path` names it).'),
+          503: UNAVAILABLE,
+        },
       },
     },
     async (req) => {
       const { agent, status, cursor } = req.query;
-      const limit = req.query.limit === undefined ? 20 : Number(req.query.limit);
-      if (limit < 1 || limit > 100)
-        throw new MeshError('invalid_input', 'Invalid querystring: limit must be between 1 and 100.', [
-          { path: '/limit', message: 'must be between 1 and 100' },
-        ]);
+      const limit = req.query.limit ?? 20;
       return listInvocations(opts.redis, opts.keys, { agent, status, limit, cursor }, req.meshCaller);
     },
   );
 
   app.get<{ Params: { id: string } }>(
     '/invocations/:id',
-    { schema: { tags: ['invocations'], summary: 'Read an invocation, with its calls' } },
+    {
+      schema: {
+        tags: ['invocations'],
+        operationId: 'getInvocation',
+        summary: 'Read an invocation, with its calls',
+        params: IdParams,
+        response: {
+          200: namedResponse('InvocationView', 'The invocation.'),
+          404: NOT_FOUND,
+          503: UNAVAILABLE,
+        },
+      },
+    },
     async (req) => {
       const view = await invocations.viewFor(req.params.id, req.meshCaller);
       if (!view) throw notFound(req.params.id);
@@ -73,7 +94,22 @@ export const invocationRoutes: FastifyPluginAsync<InvocationRoutesOptions> = asy
 
   app.delete<{ Params: { id: string } }>(
     '/invocations/:id',
-    { schema: { tags: ['invocations'], summary: 'Cancel an invocation and its whole subtree' } },
+    {
+      schema: {
+        tags: ['invocations'],
+        operationId: 'cancelInvocation',
+        summary: 'Cancel an invocation and its whole subtree',
+        description:
+          'Never its ancestors: for its parent, a cancelled delegation is a failed one (reason `cancelled`).',
+        params: IdParams,
+        response: {
+          200: namedResponse('InvocationView', 'It had ended already: returned unchanged.'),
+          202: namedResponse('InvocationView', 'Cancellation requested; it ends `cancelled` shortly.'),
+          404: NOT_FOUND,
+          503: UNAVAILABLE,
+        },
+      },
+    },
     async (req, reply) => {
       const result = await invocations.cancel(req.params.id, req.meshCaller);
       if (!result) throw notFound(req.params.id);

@@ -1,0 +1,20 @@
+import type { JsonSchema } from '@agentmesh/shared';
+
+/**
+ * An error response of the OpenAPI document: the named `ErrorBody` component, described by the
+ * codes it carries (the description becomes the response's, the `$ref` its content).
+ */
+export function errorResponse(description: string): JsonSchema {
+  return { description, $ref: 'ErrorBody#' };
+}
+
+/** A success response whose body is a named component (`InvocationView`, `AgentDescription`…). */
+export function namedResponse(component: string, description: string): JsonSchema {
+  return { description, $ref: `${component}#` };
+}
+
+/** The error answers of routes that read Redis: it may be unreachable for a moment. */
+export const UNAVAILABLE = errorResponse('`unavailable`: Redis is unreachable; try again later.');
+
+/** A scoped API key asking for an agent outside its scope (only with MESH_API_KEYS). */
+export const FORBIDDEN = errorResponse('`forbidden`: this API key may not use the agent.');

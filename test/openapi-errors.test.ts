@@ -1,0 +1,121 @@
+// Errors name what is wrong (issue 9): a property the schema forbids at its own path, the known
+// agents (those the caller may use) for an unknown one, 405 with `Allow` for a wrong method on every
+// documented path, and a terminal `status` event on every invocation's stream, children's too.
+import { buildGateway } from '@agentmesh/gateway';
+import t from 'tap';
+import { openapiMesh } from './fixtures/openapi-client/openapi-mesh.js';
+import { startMesh } from './support/mesh.js';
+
+const mesh = await startMesh(t, openapiMesh);
+await mesh.gateway.app.listen({ port: 0, host: '127.0.0.1' });
+const base = `http://127.0.0.1:${(mesh.gateway.app.server.address() as { port: number }).port}`;
+
+interface SseEvent {
+  id: string;
+  event: string;
+  data: { invocationId: string; type: string; data: { status?: string } };
+}
+
+/** Reads a whole event stream (it ends after the invocation's terminal event). */
+async function readEvents(url: string): Promise<SseEvent[]> {
+  const text = await (await fetch(url)).text();
+  return text
+    .split('\n\n')
+    .filter((block) => block.startsWith('id: '))
+    .map((block) => {
+      const field = (name: string) =>
+        block
+          .split('\n')
+          .find((l) => l.startsWith(`${name}: `))!
+          .slice(name.length + 2);
+      return { id: field('id'), event: field('event'), data: JSON.parse(field('data')) };
+    });
+}
+
+t.test('a property the schema forbids is named in the message and at its own path', async (t) => {
+  const res = await mesh.invoke('quiz', { question: 'What is 2 + 2?', questoin: 'typo' });
+  t.equal(res.status, 400);
+  t.strictSame(res.json, {
+    error: {
+      code: 'invalid_input',
+      message: 'Invalid body: body/questoin: is not an allowed property',
+      details: [{ path: '/questoin', message: 'is not an allowed property' }],
+    },
+  });
+  const echo = await mesh.invoke('echo', { prompt: 'hi', question: 'x' });
+  t.strictSame(echo.json.error.details, [{ path: '/question', message: 'is not an allowed property' }]);
+});
+
+t.test('an unknown agent lists the agents the caller may use', async (t) => {
+  const open = await mesh.invoke('eccho', { prompt: 'hi' });
+  t.equal(open.status, 404);
+  t.strictSame(open.json, {
+    error: { code: 'agent_not_found', message: 'No agent is named eccho (agents: echo, quiz, lead, slow).' },
+  });
+  const secured = await buildGateway({
+    config: mesh.config,
+    redisUrl: mesh.redis.url,
+    prefix: mesh.prefix,
+    defaultTimeoutSeconds: 60,
+    retentionSeconds: 3600,
+    apiKeys: 'all-key,echo-key=echo|quiz',
+  });
+  t.teardown(() => secured.close());
+  const ask = async (key: string, url: string) =>
+    (await secured.app.inject({ method: 'GET', url, headers: { authorization: `Bearer ${key}` } })).json();
+  t.equal(
+    (await ask('echo-key', '/agents/eccho')).error.message,
+    'No agent is named eccho (agents: echo, quiz).',
+    'a scoped key is told only its own agents',
+  );
+  const invoke = await secured.app.inject({
+    method: 'POST',
+    url: '/agents/nobody/invoke',
+    headers: { authorization: 'Bearer echo-key' },
+    payload: { prompt: 'hi' },
+  });
+  t.equal(invoke.json().error.message, 'No agent is named nobody (agents: echo, quiz).');
+});
+
+t.test('every documented path answers another method with 405 and the methods it allows', async (t) => {
+  const doc = (await (await fetch(`${base}/docs/json`)).json()) as { paths: Record<string, object> };
+  const concrete = (p: string) =>
+    p.replace('{id}', 'inv_00000000000000000000000000000000').replace('{name}', 'echo');
+  for (const [p, ops] of Object.entries(doc.paths)) {
+    const documented = Object.keys(ops).map((m) => m.toUpperCase());
+    const allowed = [...documented, ...(documented.includes('GET') ? ['HEAD'] : [])].sort();
+    const method = documented.includes('PUT') ? 'PATCH' : 'PUT';
+    const res = await fetch(`${base}${concrete(p)}`, { method });
+    t.equal(res.status, 405, `${method} ${p}`);
+    t.equal(res.headers.get('allow'), allowed.join(', '), `${p} allows ${allowed.join(', ')}`);
+    const body = (await res.json()) as { error: { code: string; message: string } };
+    t.equal(body.error.code, 'method_not_allowed');
+    t.equal(
+      body.error.message,
+      `${method} is not allowed on ${concrete(p)}; it answers ${allowed.join(', ')}.`,
+    );
+  }
+  const nowhere = await fetch(`${base}/nowhere`, { method: 'PUT' });
+  t.equal(nowhere.status, 404, 'an unknown path is still 404 not_found');
+});
+
+t.test('every invocation of a tree ends its part of the stream with a terminal status event', async (t) => {
+  const lead = await mesh.invoke('lead', { prompt: 'go' }, 'wait=60');
+  t.equal(lead.json.status, 'succeeded');
+  const events = await readEvents(`${base}/invocations/${lead.json.id}/events`);
+  const ids = [...new Set(events.map((e) => e.data.invocationId))];
+  t.equal(ids.length, 2, 'the root and its child');
+  for (const id of ids) {
+    const own = events.filter((e) => e.data.invocationId === id);
+    const last = own.at(-1)!;
+    t.equal(last.event, 'status', `${id === lead.json.id ? 'the root' : 'the child'} ends with a status`);
+    t.strictSame(last.data.data, { status: 'succeeded' });
+    t.equal(own.at(-2)!.event, 'output', 'right after its output');
+  }
+  t.equal(events.at(-1)!.data.invocationId, lead.json.id, "the stream ends with the root's status");
+
+  const slow = await mesh.invoke('slow', { prompt: 'wait' }, 'wait=0');
+  await mesh.request('DELETE', `/invocations/${slow.json.id}`);
+  const cancelled = await readEvents(`${base}/invocations/${slow.json.id}/events`);
+  t.match(cancelled.at(-1)!.data, { type: 'status', data: { status: 'cancelled' } });
+});
