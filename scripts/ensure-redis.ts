@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import tls from 'node:tls';
 import { freePort } from './free-port.js';
+import type { MeshOutput } from './mesh-output.js';
 import { type Service, spawnService } from './spawn-service.js';
 
 /** The Redis the mesh uses: the one at REDIS_URL, or a private `redis-server` child started for it. */
@@ -24,7 +25,7 @@ const HOW_TO_GET_REDIS = `Start one and point REDIS_URL at it, for example:
 export async function ensureRedis(
   url: string,
   say: (line: string) => void,
-  width: number,
+  output: MeshOutput,
 ): Promise<RedisHandle> {
   if (await pingRedis(url)) {
     say(`using Redis at ${url}`);
@@ -38,8 +39,8 @@ export async function ensureRedis(
     );
     const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
     const ok =
-      (await run('apt-get', ['update'], env, width)) &&
-      (await run('apt-get', ['install', '-y', 'redis-server'], env, width));
+      (await run('apt-get', ['update'], env, output)) &&
+      (await run('apt-get', ['install', '-y', 'redis-server'], env, output));
     bin = await findOnPath('redis-server');
     if (!ok || !bin) throw new Error(`Installing redis-server with apt-get failed.\n${HOW_TO_GET_REDIS}`);
     say(`installed ${bin}`);
@@ -58,9 +59,12 @@ export async function ensureRedis(
     '',
     '--appendonly',
     'no',
+    // Its start-up notices would fill the terminal; warnings still show.
+    '--loglevel',
+    'warning',
   ];
   // Out of the terminal's process group: Ctrl-C must not stop Redis before the services have drained.
-  const service = spawnService('redis', bin, args, { env: process.env, cwd: dir, width, detached: true });
+  const service = spawnService('redis', bin, args, { env: process.env, cwd: dir, output, detached: true });
   const privateUrl = `redis://127.0.0.1:${port}`;
   const stop = async () => {
     await service.stop(5000);
@@ -115,7 +119,12 @@ async function findOnPath(name: string): Promise<string | undefined> {
   return undefined;
 }
 
-async function run(command: string, args: string[], env: NodeJS.ProcessEnv, width: number): Promise<boolean> {
-  const status = await spawnService(command, command, args, { env, cwd: process.cwd(), width }).exited;
+async function run(
+  command: string,
+  args: string[],
+  env: NodeJS.ProcessEnv,
+  output: MeshOutput,
+): Promise<boolean> {
+  const status = await spawnService(command, command, args, { env, cwd: process.cwd(), output }).exited;
   return status.code === 0;
 }

@@ -1,6 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
-import type { Writable } from 'node:stream';
+import { LEVELS, lineWriter, type MeshOutput } from './mesh-output.js';
 
 /** How a child process ended. */
 export interface ExitStatus {
@@ -24,18 +24,16 @@ export interface Service {
 /** Every child started here that has not exited yet: what a last-resort cleanup must kill. */
 export const liveServices = new Set<Service>();
 
-const COLORS = [36, 33, 35, 32, 34, 96, 93, 95];
-let nextColor = 0;
-
 /**
- * Starts a child process whose stdout/stderr lines reach ours as `name | line`. A `detached` one has
- * its own process group, so a Ctrl-C at the terminal reaches it only through us.
+ * Starts a child process whose stdout/stderr lines reach ours as `name | line` (or JSON lines, see
+ * lineWriter). A `detached` one has its own process group, so a Ctrl-C at the terminal reaches it
+ * only through us.
  */
 export function spawnService(
   name: string,
   command: string,
   args: string[],
-  options: { env: NodeJS.ProcessEnv; cwd: string; width?: number; detached?: boolean },
+  options: { env: NodeJS.ProcessEnv; cwd: string; output: MeshOutput; detached?: boolean },
 ): Service {
   const child = spawn(command, args, {
     env: options.env,
@@ -43,11 +41,10 @@ export function spawnService(
     stdio: ['ignore', 'pipe', 'pipe'],
     detached: options.detached === true,
   });
-  const color = COLORS[nextColor++ % COLORS.length]!;
-  const label = name.padEnd(options.width ?? name.length);
-  const prefix = process.stdout.isTTY ? `\x1b[${color}m${label} |\x1b[0m ` : `${label} | `;
-  pipeLines(child.stdout, process.stdout, prefix);
-  pipeLines(child.stderr, process.stderr, prefix);
+  const out = lineWriter(options.output, name, process.stdout);
+  const err = lineWriter(options.output, name, process.stderr);
+  pipeLines(child.stdout, (line) => out(line));
+  pipeLines(child.stderr, (line) => err(line, LEVELS.warn));
   let running = true;
   const exited = new Promise<ExitStatus>((resolve) => {
     const end = (status: ExitStatus) => {
@@ -57,7 +54,7 @@ export function spawnService(
     };
     child.once('exit', (code, signal) => end({ code, signal }));
     child.once('error', (e) => {
-      process.stderr.write(`${prefix}could not start ${command}: ${e.message}\n`);
+      err(`could not start ${command}: ${e.message}`, LEVELS.error);
       if (child.pid === undefined) end({ code: null, signal: null });
     });
   });
@@ -89,9 +86,7 @@ export function spawnService(
   return service;
 }
 
-function pipeLines(from: NodeJS.ReadableStream | null, to: Writable, prefix: string): void {
+function pipeLines(from: NodeJS.ReadableStream | null, write: (line: string) => void): void {
   if (!from) return;
-  createInterface({ input: from, crlfDelay: Number.POSITIVE_INFINITY }).on('line', (line) => {
-    to.write(`${prefix}${line}\n`);
-  });
+  createInterface({ input: from, crlfDelay: Number.POSITIVE_INFINITY }).on('line', write);
 }

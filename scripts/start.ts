@@ -1,8 +1,13 @@
 // `npm start` (DESIGN §10): the whole mesh on one machine — Redis (found or started), the offline demo
 // model unless MODEL_BASE_URL is set, tool-host, RUNNERS runners and the gateway — until Ctrl-C.
+// Output: human-readable lines on a terminal, JSON lines otherwise or with LOG_FORMAT=json; the
+// children are told which through LOG_FORMAT (theirs is a pipe, never a terminal).
 import { fileURLToPath } from 'node:url';
+import { type LogFormat, logFormat } from '@agentmesh/shared';
 import { type DemoModel, startDemoModel } from '../demo/model/demo-model.js';
+import { agentmeshGatewayPid, checkPorts, type WantedPort } from './check-ports.js';
 import { ensureRedis, type RedisHandle } from './ensure-redis.js';
+import { LEVELS, lineWriter, type MeshOutput } from './mesh-output.js';
 import { type ExitStatus, liveServices, type Service, spawnService } from './spawn-service.js';
 import { watchLauncher } from './watch-launcher.js';
 
@@ -16,23 +21,28 @@ const runners = setting('RUNNERS', 2, 1);
 const gatewayPort = setting('GATEWAY_PORT', 3000, 1);
 const toolHostPort = setting('TOOL_HOST_PORT', 3002, 1);
 const readyTimeoutMs = setting('READY_TIMEOUT_SECONDS', 180, 1) * 1000;
+const runnerMetricsPort = setting('RUNNER_METRICS_PORT', 0, 0);
 const toolHostUrl = env.TOOL_HOST_URL || `http://127.0.0.1:${toolHostPort}`;
 const host = !env.HOST || env.HOST === '0.0.0.0' || env.HOST === '::' ? '127.0.0.1' : env.HOST;
 const gatewayUrl = `http://${host.includes(':') ? `[${host}]` : host}:${gatewayPort}`;
 const WIDTH = Math.max('tool-host'.length, `runner-${runners}`.length);
+const output: MeshOutput = { format: chooseFormat(), width: WIDTH };
+const meshLine = lineWriter(output, 'mesh', process.stdout);
 
 let redis: RedisHandle | undefined;
 let model: DemoModel | undefined;
 let stopping: Promise<void> | undefined;
 
-const say = (text: string) => {
-  for (const line of text.split('\n')) process.stdout.write(`${'mesh'.padEnd(WIDTH)} | ${line}\n`);
+/** npm start's own words: `mesh | …` lines, or one JSON line (level, message, fields). */
+const say = (text: string, level: number = LEVELS.info, fields?: Record<string, unknown>) => {
+  if (output.format === 'json') return meshLine(text, level, fields);
+  for (const line of text.split('\n')) meshLine(line);
 };
 
 /** Stops the services (they drain against Redis), then the private Redis and the demo model, then exits. */
 function shutdown(code: number, reason: string): Promise<void> {
   stopping ??= (async () => {
-    say(reason);
+    say(reason, code === 0 ? LEVELS.info : LEVELS.error);
     const services = [...liveServices].filter((s) => s !== redis?.service);
     await Promise.all(services.map((s) => s.stop(GRACE_MS)));
     await redis?.stop();
@@ -69,10 +79,20 @@ process.on('exit', () => {
 });
 process.on('uncaughtException', (e) => void shutdown(1, `npm start failed: ${e.stack ?? e.message}`));
 
+// Every port is checked before anything starts: a taken one would otherwise fail a service midway.
+const problems = await checkPorts(wantedPorts(), env.HOST || '127.0.0.1');
+if (problems.length > 0) {
+  for (const problem of problems) say(problem, LEVELS.error);
+  say(
+    'nothing was started: stop what holds the port, or pick free ones (GATEWAY_PORT=… TOOL_HOST_PORT=… npm start)',
+    LEVELS.error,
+  );
+  process.exit(1);
+}
 try {
-  redis = await ensureRedis(env.REDIS_URL || 'redis://127.0.0.1:6379', say, WIDTH);
+  redis = await ensureRedis(env.REDIS_URL || 'redis://127.0.0.1:6379', say, output);
 } catch (e) {
-  say((e as Error).message);
+  say((e as Error).message, LEVELS.error);
   await shutdown(1, 'cannot run the mesh without Redis');
 }
 if (stopping) await stopping; // a signal came while Redis was being found, installed or started
@@ -93,12 +113,15 @@ const childEnv: NodeJS.ProcessEnv = {
   TOOL_HOST_PORT: String(toolHostPort),
   TOOL_HOST_URL: toolHostUrl,
   ...(model ? { MODEL_BASE_URL: model.url } : {}),
+  LOG_FORMAT: output.format,
+  // pino-pretty colours only on a terminal, and the children's is a pipe: ours decides.
+  ...(output.format === 'pretty' && process.stdout.isTTY && !('NO_COLOR' in env) ? { FORCE_COLOR: '1' } : {}),
 };
 const start = (name: string, main: string): Service => {
   const service = spawnService(name, process.execPath, ['--import', 'tsx', main], {
     env: childEnv,
     cwd: ROOT,
-    width: WIDTH,
+    output,
   });
   void service.exited.then((status) => {
     if (stopping) return;
@@ -110,35 +133,75 @@ const start = (name: string, main: string): Service => {
 };
 start('tool-host', 'services/tool-host/src/main.ts');
 for (let i = 1; i <= runners; i++) start(`runner-${i}`, 'services/agent-runner/src/main.ts');
-start('gateway', 'services/gateway/src/main.ts');
+const gateway = start('gateway', 'services/gateway/src/main.ts');
 
 say(`waiting for ${gatewayUrl}/readyz ...`);
-if (await waitForReady(`${gatewayUrl}/readyz`, readyTimeoutMs)) {
+if (await waitForOwnGateway(gateway, readyTimeoutMs)) {
   const auth = env.MESH_API_KEYS ? ` \\\n  -H 'authorization: Bearer <one of MESH_API_KEYS>'` : '';
   const prompt =
     'How does Redis persist data with the append-only file, how do BullMQ flows make a parent job wait for its children, and what is 2 * (16 + 4)?';
-  say(`ready: ${runners} runner(s), tool-host at ${toolHostUrl}, Redis at ${redis!.url}`);
-  process.stdout.write(
-    `\n  API docs (Swagger UI): ${gatewayUrl}/docs\n\n  Try the planner:\n\n` +
-      `curl -s -X POST '${gatewayUrl}/agents/planner/invoke?wait=60' \\\n  -H 'content-type: application/json'${auth} \\\n` +
-      `  -d '${JSON.stringify({ prompt })}'\n\n  Ctrl-C stops everything.\n\n`,
-  );
+  const curl =
+    `curl -s -X POST '${gatewayUrl}/agents/planner/invoke?wait=60' \\\n  -H 'content-type: application/json'${auth} \\\n` +
+    `  -d '${JSON.stringify({ prompt })}'`;
+  const summary = `ready: ${runners} runner(s), tool-host at ${toolHostUrl}, Redis at ${redis!.url}`;
+  if (output.format === 'json') {
+    say(summary, LEVELS.info, { docs: `${gatewayUrl}/docs`, curl });
+  } else {
+    say(summary);
+    process.stdout.write(
+      `\n  API docs (Swagger UI): ${gatewayUrl}/docs\n\n  Try the planner:\n\n${curl}\n\n  Ctrl-C stops everything.\n\n`,
+    );
+  }
 } else if (!stopping) {
   await shutdown(1, `the gateway was not ready within ${readyTimeoutMs / 1000} s; stopping the mesh`);
 }
 
-async function waitForReady(url: string, timeoutMs: number): Promise<boolean> {
-  for (const end = Date.now() + timeoutMs; Date.now() < end && !stopping; ) {
-    try {
-      const res = await fetch(url, { signal: AbortSignal.timeout(2000) });
-      await res.body?.cancel();
-      if (res.status === 200) return true;
-    } catch {
-      // not listening yet
+/**
+ * True once OUR gateway is ready: /healthz answers with its pid (not another mesh's gateway that
+ * took the port meanwhile), then /readyz with 200. False if it exits or the time runs out.
+ */
+async function waitForOwnGateway(service: Service, timeoutMs: number): Promise<boolean> {
+  let ours = false;
+  for (const end = Date.now() + timeoutMs; Date.now() < end && !stopping && service.running; ) {
+    ours ||= (await agentmeshGatewayPid(gatewayPort, host)) === service.child.pid;
+    if (ours) {
+      try {
+        const res = await fetch(`${gatewayUrl}/readyz`, { signal: AbortSignal.timeout(2000) });
+        await res.body?.cancel();
+        if (res.status === 200) return true;
+      } catch {
+        // not listening yet
+      }
     }
     await new Promise((r) => setTimeout(r, 250));
   }
   return false;
+}
+
+/** The ports npm start's services will listen on; the demo model's and a private Redis's are the OS's pick. */
+function wantedPorts(): WantedPort[] {
+  const ports = [
+    { variable: 'GATEWAY_PORT', port: gatewayPort },
+    { variable: 'TOOL_HOST_PORT', port: toolHostPort },
+  ];
+  if (runnerMetricsPort === 0) return ports;
+  if (runners > 1) {
+    say(
+      `RUNNER_METRICS_PORT=${runnerMetricsPort} with RUNNERS=${runners}: every runner would listen on it; set RUNNERS=1 or leave RUNNER_METRICS_PORT unset`,
+      LEVELS.error,
+    );
+    process.exit(1);
+  }
+  return [...ports, { variable: 'RUNNER_METRICS_PORT', port: runnerMetricsPort }];
+}
+
+function chooseFormat(): LogFormat {
+  try {
+    return logFormat(env.LOG_FORMAT, process.stdout.isTTY === true);
+  } catch (e) {
+    process.stderr.write(`${(e as Error).message}\n`);
+    process.exit(1);
+  }
 }
 
 function describe(status: ExitStatus): string {

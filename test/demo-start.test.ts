@@ -1,7 +1,9 @@
 // `npm start` for real: no Redis at REDIS_URL, so it starts its own; no model, so the offline demo
-// model answers; SIGTERM to npm stops every process it started.
+// model answers; human-readable lines (LOG_FORMAT=pretty, as on a terminal), one per invocation
+// started and finished; SIGTERM to npm stops every process it started.
 import { execFileSync, spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { stripVTControlCharacters } from 'node:util';
 import t from 'tap';
 import { freePort, isListening } from '../scripts/free-port.js';
 
@@ -49,7 +51,7 @@ t.test(
       GATEWAY_PORT: String(gatewayPort),
       TOOL_HOST_PORT: String(toolHostPort),
       RUNNERS: '2',
-      LOG_LEVEL: 'warn',
+      LOG_FORMAT: 'pretty',
     };
     for (const name of [
       'MODEL_BASE_URL',
@@ -58,6 +60,8 @@ t.test(
       'MESH_API_KEYS',
       'MESH_PREFIX',
       'HOST',
+      'LOG_LEVEL',
+      'RUNNER_METRICS_PORT',
     ])
       delete env[name];
     // Its own process group, so the teardown can kill whatever is left even if the test fails.
@@ -94,7 +98,8 @@ t.test(
     try {
       await until('the docs URL', 180_000, () => {
         if (npm.exitCode !== null) throw new Error(`npm start exited early (${npm.exitCode})`);
-        return output.includes(`${gateway}/docs`) ? true : undefined;
+        // The banner, not the gateway's own `gateway ready docs=…` line: that one comes before ready.
+        return output.includes(`API docs (Swagger UI): ${gateway}/docs`) ? true : undefined;
       });
     } catch (e) {
       t.fail(`${(e as Error).message}\n${output.slice(-3000)}`);
@@ -123,6 +128,7 @@ t.test(
       }),
     });
     const view = (await res.json()) as {
+      id: string;
       status: string;
       output: unknown;
       calls: { kind: string; name: string }[];
@@ -135,6 +141,38 @@ t.test(
     t.match(view.output, 'calculator: 3 * 16 = 48');
     t.match(view.output, 'BullMQ flows: parent and child jobs', 'the answer cites a document title');
     t.ok(view.calls.filter((c) => c.kind === 'subagent').length >= 2, 'the planner delegated twice');
+
+    // What the terminal shows: a line per invocation started and finished, none per request.
+    const plain = () => stripVTControlCharacters(output);
+    const finished = new RegExp(
+      `^runner-[12]\\s+\\| \\[[0-9:]+\\] INFO: invocation finished agent=planner invocationId=${view.id} status=succeeded durationMs=\\d+ rootId=${view.id}$`,
+      'm',
+    );
+    await until('the planner finished line', 30_000, () => (finished.test(plain()) ? true : undefined)).catch(
+      () => undefined,
+    );
+    t.match(plain(), finished, 'a line says the planner finished, with its id, status and duration');
+    t.match(
+      plain(),
+      new RegExp(
+        `^runner-[12]\\s+\\| \\[[0-9:]+\\] INFO: invocation started agent=planner invocationId=${view.id} rootId=${view.id}$`,
+        'm',
+      ),
+      'a line says it started',
+    );
+    const children = view.calls.filter((c) => c.kind === 'subagent').length;
+    t.equal(
+      plain().match(/INFO: invocation started agent=(researcher|fact_checker) /g)?.length,
+      children,
+      'a started line per delegation',
+    );
+    t.match(
+      plain(),
+      /^gateway\s+\| \[[0-9:]+\] INFO: gateway ready docs=/m,
+      'services say when they are ready',
+    );
+    t.notMatch(plain(), /incoming request|request completed|reqId=/, 'no per-request lines');
+    t.notMatch(plain(), /\|\s*\{"level"/, 'no JSON lines');
 
     const before = groupProcesses(pgid);
     const [redisLine] = redisProcesses(privateRedis);

@@ -16,6 +16,7 @@ export * from './ids.js';
 export * from './json/index.js';
 export { type KeyLayout, keyLayout, queueName } from './keys.js';
 export { type LoadedCodeAgent, loadCodeAgents } from './load-code-agents.js';
+export * from './log/index.js';
 export * from './plan/index.js';
 export { boundedValidation } from './react/bounded-validation.js';
 export { buildConversation, toolMessage } from './react/build-conversation.js';

@@ -1,9 +1,21 @@
-import { loadCodeAgents, loadConfig, serviceEnv } from '@agentmesh/shared';
+import {
+  loadCodeAgents,
+  loadConfig,
+  logFormat,
+  loggerOptions,
+  prettyOptions,
+  serviceEnv,
+} from '@agentmesh/shared';
 import { pino } from 'pino';
 import { buildRunner, type Runner } from './runner.js';
 
 const env = serviceEnv(process.env);
-const log = pino({ level: env.logLevel, base: { service: 'agent-runner' } });
+// JSON lines, or human-readable ones on a terminal (npm start says which through LOG_FORMAT).
+const options = loggerOptions('agent-runner', env.logLevel);
+const log =
+  logFormat(process.env.LOG_FORMAT, process.stdout.isTTY === true) === 'pretty'
+    ? pino(options, (await import('pino-pretty')).default(prettyOptions()))
+    : pino(options);
 // Signals are handled before the runner exists: its workers take jobs before buildRunner returns,
 // and a SIGTERM in that window must drain them, not kill the process mid-call.
 let runner: Promise<Runner> | undefined;

@@ -1,9 +1,22 @@
-import { checkExposure, loadCodeAgents, loadConfig, serviceEnv } from '@agentmesh/shared';
+import {
+  checkExposure,
+  loadCodeAgents,
+  loadConfig,
+  logFormat,
+  loggerOptions,
+  prettyOptions,
+  serviceEnv,
+} from '@agentmesh/shared';
 import { pino } from 'pino';
 import { buildGateway } from './app.js';
 
 const env = serviceEnv(process.env);
-const log = pino({ level: env.logLevel, base: { service: 'gateway' } });
+// JSON lines, or human-readable ones on a terminal (npm start says which through LOG_FORMAT).
+const options = loggerOptions('gateway', env.logLevel);
+const log =
+  logFormat(process.env.LOG_FORMAT, process.stdout.isTTY === true) === 'pretty'
+    ? pino(options, (await import('pino-pretty')).default(prettyOptions()))
+    : pino(options);
 try {
   // Secure by default (DESIGN §3): checked before anything connects or listens.
   const warning = checkExposure({

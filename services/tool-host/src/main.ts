@@ -1,4 +1,12 @@
-import { checkExposure, keyLayout, loadConfig, serviceEnv } from '@agentmesh/shared';
+import {
+  checkExposure,
+  keyLayout,
+  loadConfig,
+  logFormat,
+  loggerOptions,
+  prettyOptions,
+  serviceEnv,
+} from '@agentmesh/shared';
 import { Redis } from 'ioredis';
 import { pino } from 'pino';
 import { buildToolHost } from './app.js';
@@ -6,7 +14,12 @@ import { OutcomeStore } from './idempotency/outcome-store.js';
 import { loadTools } from './load-tools.js';
 import { publishCatalogue } from './publish-catalogue.js';
 
-const log = pino({ base: { service: 'tool-host' } });
+// JSON lines, or human-readable ones on a terminal (npm start says which through LOG_FORMAT).
+const options = loggerOptions('tool-host', 'info');
+const log =
+  logFormat(process.env.LOG_FORMAT, process.stdout.isTTY === true) === 'pretty'
+    ? pino(options, (await import('pino-pretty')).default(prettyOptions()))
+    : pino(options);
 try {
   const env = serviceEnv(process.env);
   log.level = env.logLevel;

@@ -1,0 +1,96 @@
+// `npm start` as a user runs it, for the tests of test/start-*.test.ts: its own process group (the
+// teardown kills whatever is left), every line of its output kept.
+import { execFileSync, spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** A running `npm start`: its output so far, its exit, and a kill for the whole group. */
+export interface NpmStart {
+  pgid: number;
+  /** stdout and stderr as they arrived. */
+  output(): string;
+  stdout(): string;
+  exited: Promise<number | null>;
+  readonly exitCode: number | null;
+  /** SIGKILL to the group (and to any extra pid given), ignoring what is gone. */
+  kill(...extra: (number | undefined)[]): void;
+}
+
+/** The environment `npm start` gets in tests: the caller's ports, nothing inherited that redirects it. */
+export function startEnv(vars: Record<string, string>): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = { ...process.env, ...vars };
+  for (const name of [
+    'MODEL_BASE_URL',
+    'TOOL_HOST_URL',
+    'MESH_CONFIG',
+    'MESH_API_KEYS',
+    'MESH_PREFIX',
+    'HOST',
+    'LOG_LEVEL',
+    'LOG_FORMAT',
+    'RUNNER_METRICS_PORT',
+  ]) {
+    if (!(name in vars)) delete env[name];
+  }
+  return env;
+}
+
+/** Runs `npm start` with `env`, its stdout and stderr piped (so not a terminal). */
+export function npmStart(env: NodeJS.ProcessEnv): NpmStart {
+  const npm = spawn('npm', ['start'], { cwd: ROOT, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+  let all = '';
+  let out = '';
+  npm.stdout.on('data', (d: Buffer) => {
+    all += d.toString();
+    out += d.toString();
+  });
+  npm.stderr.on('data', (d: Buffer) => {
+    all += d.toString();
+  });
+  const exited = new Promise<number | null>((resolve) => npm.once('exit', (code) => resolve(code)));
+  return {
+    pgid: npm.pid!,
+    output: () => all,
+    stdout: () => out,
+    exited,
+    get exitCode() {
+      return npm.exitCode;
+    },
+    kill(...extra) {
+      for (const target of [-npm.pid!, ...extra]) {
+        try {
+          if (target !== undefined) process.kill(target, 'SIGKILL');
+        } catch {
+          // gone already
+        }
+      }
+    },
+  };
+}
+
+/** Polls `probe` until it gives a value; throws after `ms`. */
+export async function until<T>(
+  what: string,
+  ms: number,
+  probe: () => Promise<T | undefined> | T | undefined,
+): Promise<T> {
+  for (const end = Date.now() + ms; Date.now() < end; await sleep(250)) {
+    const value = await probe();
+    if (value !== undefined) return value;
+  }
+  throw new Error(`timed out after ${ms} ms waiting for ${what}`);
+}
+
+/** Processes as `pid args` lines: a group's (`-g pgid`) or everyone's (`-e`); none when ps finds none. */
+export function processes(...select: string[]): string[] {
+  try {
+    return execFileSync('ps', ['-o', 'pid=,args=', ...select], { encoding: 'utf8' })
+      .split('\n')
+      .map((l) => l.trim())
+      .filter(Boolean);
+  } catch {
+    return [];
+  }
+}
