@@ -1,4 +1,4 @@
-import { type AgentMemory, type CallRecord, normalizeResult } from '@agentmesh/shared';
+import { type AgentMemory, normalizeResult } from '@agentmesh/shared';
 
 /** Memory writes in the order they were made: key and value JSON, `''` for a delete. */
 export type MemoryWrites = [key: string, valueJson: string][];
