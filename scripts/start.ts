@@ -118,7 +118,8 @@ const childEnv: NodeJS.ProcessEnv = {
   ...(output.format === 'pretty' && process.stdout.isTTY && !('NO_COLOR' in env) ? { FORCE_COLOR: '1' } : {}),
 };
 const start = (name: string, main: string): Service => {
-  const service = spawnService(name, process.execPath, ['--import', 'tsx', main], {
+  // Compiled JavaScript run by node (`npm run build` ran first): no TypeScript loader in a service.
+  const service = spawnService(name, process.execPath, ['--conditions=agentmesh-dist', main], {
     env: childEnv,
     cwd: ROOT,
     output,
@@ -131,9 +132,9 @@ const start = (name: string, main: string): Service => {
   });
   return service;
 };
-start('tool-host', 'services/tool-host/src/main.ts');
-for (let i = 1; i <= runners; i++) start(`runner-${i}`, 'services/agent-runner/src/main.ts');
-const gateway = start('gateway', 'services/gateway/src/main.ts');
+start('tool-host', 'services/tool-host/dist/main.js');
+for (let i = 1; i <= runners; i++) start(`runner-${i}`, 'services/agent-runner/dist/main.js');
+const gateway = start('gateway', 'services/gateway/dist/main.js');
 
 say(`waiting for ${gatewayUrl}/readyz ...`);
 if (await waitForOwnGateway(gateway, readyTimeoutMs)) {

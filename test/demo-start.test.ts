@@ -179,13 +179,12 @@ t.test(
     redisPid = Number(redisLine?.split(' ')[0]);
     t.ok(redisPid > 0, 'the private redis-server runs');
     for (const main of ['tool-host', 'agent-runner', 'gateway']) {
-      t.ok(
-        before.some((p) => p.includes(`services/${main}/src/main.ts`)),
-        `${main} runs in the group`,
-      );
+      const own = before.filter((p) => p.includes(`services/${main}/dist/main.js`));
+      t.ok(own.length > 0, `${main} runs in the group, compiled`);
+      t.notMatch(own.join('\n'), /tsx/, `${main} runs without a TypeScript loader`);
     }
     t.equal(
-      before.filter((p) => p.includes('services/agent-runner/src/main.ts')).length,
+      before.filter((p) => p.includes('services/agent-runner/dist/main.js')).length,
       2,
       'two runners run',
     );

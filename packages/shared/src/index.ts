@@ -13,6 +13,7 @@ export {
 } from './errors/error-codes.js';
 export { type ErrorBody, type ErrorDetail, isMeshError, MeshError } from './errors/mesh-error.js';
 export * from './ids.js';
+export { importModule } from './import-module.js';
 export * from './json/index.js';
 export { type KeyLayout, keyLayout, queueName } from './keys.js';
 export { type LoadedCodeAgent, loadCodeAgents } from './load-code-agents.js';

@@ -1,6 +1,6 @@
-import { pathToFileURL } from 'node:url';
 import { ConfigError } from './config/config-error.js';
 import type { ConfigProblem, MeshConfig } from './config/types.js';
+import { importModule } from './import-module.js';
 import type { CodeAgentShape } from './plan/types.js';
 
 /** A code agent module's default export, as loaded (its `run` is the agent). */
@@ -16,7 +16,7 @@ export async function loadCodeAgents(config: MeshConfig): Promise<Record<string,
     if (!agent.module) continue;
     const path = `agents.${name}.module`;
     try {
-      const mod = (await import(pathToFileURL(agent.module).href)) as { default?: unknown };
+      const mod = await importModule(agent.module);
       const def = mod.default as Partial<LoadedCodeAgent> | undefined;
       if (!def || typeof def.run !== 'function') {
         problems.push({

@@ -1,10 +1,10 @@
-import { pathToFileURL } from 'node:url';
 import {
   ConfigError,
   type ConfigProblem,
   checkToolName,
   compileSchema,
   declaredSchema,
+  importModule,
   type JsonSchema,
   type MeshConfig,
   type ToolDefinition,
@@ -35,7 +35,7 @@ export async function loadTools(config: MeshConfig): Promise<LoadedTool[]> {
     }
     let mod: Record<string, unknown>;
     try {
-      mod = (await import(pathToFileURL(entry).href)) as Record<string, unknown>;
+      mod = await importModule(entry);
     } catch (e) {
       problems.push({ file: config.file, path, message: `cannot load ${entry}: ${(e as Error).message}` });
       continue;

@@ -1,6 +1,6 @@
 import { readFile, stat } from 'node:fs/promises';
 import { extname, resolve } from 'node:path';
-import { pathToFileURL } from 'node:url';
+import { importModule } from '../import-module.js';
 import { buildConfig } from './build-config.js';
 import { ConfigError } from './config-error.js';
 import { parseConfig } from './parse-config.js';
@@ -36,16 +36,9 @@ export async function loadConfig(file: string, env: ConfigEnv): Promise<MeshConf
 async function importDefault(file: string): Promise<unknown> {
   let mod: Record<string, unknown>;
   try {
-    mod = await import(pathToFileURL(file).href);
+    mod = await importModule(file);
   } catch (e) {
-    const hint =
-      (e as { code?: unknown }).code === 'ERR_UNKNOWN_FILE_EXTENSION'
-        ? ' (run under tsx to load a .ts config)'
-        : '';
-    throw problem(
-      file,
-      `cannot import the config module: ${e instanceof Error ? e.message : String(e)}${hint}`,
-    );
+    throw problem(file, `cannot import the config module: ${e instanceof Error ? e.message : String(e)}`);
   }
   if (mod.default === undefined) {
     throw problem(file, 'the module has no default export (export default { models, tools, agents })');
