@@ -13,6 +13,7 @@ import { redisCommandFigures } from './figures/redis-commands.js';
 import { roundTripFigures } from './figures/round-trips.js';
 import { scalingFigures } from './figures/scaling.js';
 import { siblingOverlapFigure } from './figures/sibling-overlap.js';
+import { startupFigures } from './figures/startup.js';
 import { throughputFigures } from './figures/throughput.js';
 import { sdkBaseline } from './sdk-baseline.js';
 import type { BenchContext } from './support/bench-context.js';
@@ -72,6 +73,7 @@ try {
     ['chain', () => depthChainFigure(ctx)],
     ['recovery', () => recoveryFigure(ctx)],
     ['parked', () => parkedParentsFigures(ctx)],
+    ['startup', () => startupFigures(ctx)],
   ];
   for (const [name, measure] of groups) {
     if (opts.only.length > 0 && !opts.only.includes(name)) continue;

@@ -14,29 +14,37 @@ export interface Service {
 }
 
 const root = path.resolve(import.meta.dirname, '../..');
-const mains = {
-  gateway: 'services/gateway/src/main.ts',
-  runner: 'services/agent-runner/src/main.ts',
-  'tool-host': 'services/tool-host/src/main.ts',
-} as const;
+const dirs = { gateway: 'gateway', runner: 'agent-runner', 'tool-host': 'tool-host' } as const;
+
+/** How a service runs: compiled (production, `npm run build` first) or its sources through tsx. */
+export type ServiceMode = 'dist' | 'tsx';
+
+/** The node arguments that start `kind` in `mode`. */
+export function serviceArgs(kind: keyof typeof dirs, mode: ServiceMode): string[] {
+  return mode === 'dist'
+    ? ['--conditions=agentmesh-dist', `services/${dirs[kind]}/dist/main.js`]
+    : ['--import', 'tsx', `services/${dirs[kind]}/src/main.ts`];
+}
 
 /**
- * Starts `npm run <service>`'s equivalent as `node --import tsx <main>`: one process per service,
- * no npm or tsx CLI wrapper in between, so its pid is the one whose CPU and RSS the bench reads.
+ * Starts a service as production runs it, `node --conditions=agentmesh-dist <dist/main.js>` (the
+ * bench builds first), or from its sources with `mode: 'tsx'`: one process per service, no npm
+ * or tsx CLI wrapper in between, so its pid is the one whose CPU and RSS the bench reads.
  * Output goes to `logFile` (warnings and errors only: LOG_LEVEL=warn). With `BENCH_CPU_PROF=<dir>`
  * each service writes V8 CPU profiles to <dir>/<service>-<n>/ when it exits (so stop it with a grace
  * period, not SIGKILL).
  */
 export function spawnService(
-  kind: keyof typeof mains,
+  kind: keyof typeof dirs,
   env: Record<string, string>,
   logFile: string,
+  mode: ServiceMode = 'dist',
 ): Service {
   const fd = fs.openSync(logFile, 'a');
   const profile = process.env.BENCH_CPU_PROF;
   const profileDir = profile && path.resolve(profile, path.basename(logFile, '.log'));
   const profiling = profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [];
-  const proc = spawn(process.execPath, [...profiling, '--import', 'tsx', mains[kind]], {
+  const proc = spawn(process.execPath, [...profiling, ...serviceArgs(kind, mode)], {
     cwd: root,
     env: { ...process.env, LOG_LEVEL: 'warn', ...env },
     stdio: ['ignore', fd, fd],

@@ -29,6 +29,8 @@ export interface MeshProcesses {
   killRunner(pid: number): Promise<void>;
   /** Where every service writes its warnings and errors. */
   logDir: string;
+  /** The environment every service of this mesh starts with (config, Redis, ports). */
+  env: Record<string, string>;
 }
 
 /** Starts a private redis-server (no persistence), the tool-host, `runners` runners and the gateway. */
@@ -80,6 +82,7 @@ export async function startMeshProcesses(
   };
   const mesh: MeshProcesses = {
     gatewayUrl: `http://127.0.0.1:${gatewayPort}`,
+    env,
     redis,
     redisUrl: redisServer.url,
     redisPid,
