@@ -31,7 +31,7 @@ export interface KeyLayout {
   catalogueChannel(): string;
   /** Sorted set per agent: live runners, score = heartbeat expiry (ms). */
   agentRunners(agent: string): string;
-  /** Channel: an invocation reached a terminal state (message = invocation id). */
+  /** Channel: a root invocation reached a terminal state (message = invocation id). */
   doneChannel(): string;
   /** Channel: cancel an invocation subtree (message = invocation id). */
   cancelChannel(): string;

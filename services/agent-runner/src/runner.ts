@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events';
 import http from 'node:http';
 import os from 'node:os';
 import {
@@ -145,18 +146,21 @@ export async function buildRunner(opts: RunnerOptions): Promise<Runner> {
           await slots.acquire();
           metrics.slotsInUse.set(slots.inUse);
           const cancel = new AbortController();
+          // Each call in flight listens on it (timeoutSignal), up to a turn's calls at once: not a leak.
+          setMaxListeners(limits.maxCallsPerTurn + 16, cancel.signal);
           const invocationId = (job.data as { invocationId?: string })?.invocationId ?? '';
           inFlight.set(invocationId, cancel);
+          // The job's own signal (its lock lost) aborts the activation too; linked by hand, not with
+          // AbortSignal.any, whose links outlive the job.
+          const onLockLost = () => cancel.abort(signal?.reason);
+          if (signal?.aborted) onLockLost();
+          else signal?.addEventListener('abort', onLockLost, { once: true });
           try {
-            await runActivation(
-              ctx,
-              job,
-              token ?? '',
-              signal ? AbortSignal.any([signal, cancel.signal]) : cancel.signal,
-            );
+            await runActivation(ctx, job, token ?? '', cancel.signal);
           } catch (e) {
             await settleJobError(e, job, token ?? '', opts.log);
           } finally {
+            signal?.removeEventListener('abort', onLockLost);
             inFlight.delete(invocationId);
             slots.release();
             metrics.slotsInUse.set(slots.inUse);

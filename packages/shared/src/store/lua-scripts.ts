@@ -27,6 +27,26 @@ end
 return 1`,
 };
 
+/**
+ * Lists a root invocation as recent (unless listed already) and keeps the set bounded, in one step
+ * on its one key. KEYS: recent. ARGV: now, id, oldest score kept, rank limit, ttlSeconds. Returns 1.
+ */
+export const LIST_RECENT: LuaScript = {
+  numberOfKeys: 1,
+  lua: `
+redis.call('ZADD', KEYS[1], 'NX', ARGV[1], ARGV[2])
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', '(' .. ARGV[3])
+redis.call('ZREMRANGEBYRANK', KEYS[1], 0, -(tonumber(ARGV[4]) + 1))
+redis.call('EXPIRE', KEYS[1], tonumber(ARGV[5]))
+return 1`,
+};
+
+/** Reads an invocation's state and call records in one step. KEYS: inv, calls. Returns {stateFlat, callsFlat}. */
+export const READ_INVOCATION: LuaScript = {
+  numberOfKeys: 2,
+  lua: `return {redis.call('HGETALL', KEYS[1]), redis.call('HGETALL', KEYS[2])}`,
+};
+
 // Appends a `status` event for an invocation to its tree's log (used by the steps below).
 const STATUS_EVENT = `
 local function statusEvent(inv, events, status, at)
@@ -125,24 +145,38 @@ return 1`,
 
 /**
  * Writes the terminal state once (compare-and-set), completes the parent's call record when the
- * invocation is a delegation, sets the retention TTL, appends the event and wakes waiters.
+ * invocation is a delegation, sets the retention TTL, appends the event and wakes the waiters of
+ * a root (on the done channel; nothing waits on a child there).
  * KEYS: inv, calls, memory, events, parent calls (or ''). ARGV: epoch ('' = unfenced), status,
  * outputJSON (''), errorJSON (''), finishedAt, parentCallId (''), parentStatus (a cancelled
  * child leaves its parent's record `cancelled`: a failed delegation with reason cancelled, with
  * no terminal failure recorded), parentContent,
  * parentErrorJSON, finishedAtIso, eventJSON, retentionSeconds, doneChannel, parentEventJSON.
+ * A success appends its `output` event, then a terminal `status` event; a failure's eventJSON is that.
+ * Optional ARGV 15–20: a call record of this invocation written first, as RECORD_CALL would (callId,
+ * recordJSON, eventJSON, modelCalls+, promptTokens+, completionTokens+): the model reply that led
+ * here travels with the finish, one step instead of two.
  * Returns 1 when written, 0 when already terminal or fenced out.
  */
 export const FINISH: LuaScript = {
   numberOfKeys: 5,
-  lua: `
+  lua: `${STATUS_EVENT}
 local status = redis.call('HGET', KEYS[1], 'status')
 if not status or status == 'succeeded' or status == 'failed' or status == 'cancelled' then return 0 end
 if ARGV[1] ~= '' and redis.call('HGET', KEYS[1], 'epoch') ~= ARGV[1] then return 0 end
+if ARGV[15] then
+  redis.call('HSET', KEYS[2], ARGV[15], ARGV[16])
+  if ARGV[17] ~= '' then redis.call('XADD', KEYS[4], 'MAXLEN', '~', '100000', '*', 'e', ARGV[17]) end
+  if ARGV[18] ~= '0' then redis.call('HINCRBY', KEYS[1], 'modelCalls', ARGV[18]) end
+  if ARGV[19] ~= '0' then redis.call('HINCRBY', KEYS[1], 'promptTokens', ARGV[19]) end
+  if ARGV[20] ~= '0' then redis.call('HINCRBY', KEYS[1], 'completionTokens', ARGV[20]) end
+end
 redis.call('HSET', KEYS[1], 'status', ARGV[2], 'finishedAt', ARGV[5])
 if ARGV[3] ~= '' then redis.call('HSET', KEYS[1], 'output', ARGV[3]) end
 if ARGV[4] ~= '' then redis.call('HSET', KEYS[1], 'error', ARGV[4]) end
 if ARGV[11] ~= '' then redis.call('XADD', KEYS[4], 'MAXLEN', '~', '100000', '*', 'e', ARGV[11]) end
+-- Every invocation's stream ends with a terminal status event; a success's follows its output.
+if ARGV[2] == 'succeeded' then statusEvent(KEYS[1], KEYS[4], 'succeeded', ARGV[10]) end
 if ARGV[6] ~= '' then
   local old = redis.call('HGET', KEYS[5], ARGV[6])
   if old then
@@ -161,8 +195,11 @@ local ttl = tonumber(ARGV[12])
 redis.call('EXPIRE', KEYS[1], ttl)
 redis.call('EXPIRE', KEYS[2], ttl)
 redis.call('EXPIRE', KEYS[3], ttl)
-if redis.call('HGET', KEYS[1], 'parentId') == false then redis.call('EXPIRE', KEYS[4], ttl) end
-redis.call('PUBLISH', ARGV[13], redis.call('HGET', KEYS[1], 'id'))
+-- Only roots have waiters (a request waiting on invoke): a child's end wakes no gateway.
+if redis.call('HGET', KEYS[1], 'parentId') == false then
+  redis.call('EXPIRE', KEYS[4], ttl)
+  redis.call('PUBLISH', ARGV[13], redis.call('HGET', KEYS[1], 'id'))
+end
 return 1`,
 };
 

@@ -5,8 +5,10 @@ import {
   CREATE_INVOCATION,
   DISCARD_CALLS,
   FINISH,
+  LIST_RECENT,
   type LuaScript,
   PARK,
+  READ_INVOCATION,
   RECORD_CALL,
   SUBMIT_CHILD,
 } from './lua-scripts.js';
@@ -29,6 +31,8 @@ export interface MeshScripts {
   cancelTree: Caller;
   commitMemory: Caller;
   discardCalls: Caller;
+  listRecent: Caller;
+  readInvocation: Caller;
 }
 
 const SCRIPTS: Record<keyof MeshScripts, LuaScript> = {
@@ -41,6 +45,8 @@ const SCRIPTS: Record<keyof MeshScripts, LuaScript> = {
   cancelTree: CANCEL_TREE,
   commitMemory: COMMIT_MEMORY,
   discardCalls: DISCARD_CALLS,
+  listRecent: LIST_RECENT,
+  readInvocation: READ_INVOCATION,
 };
 
 /** Registers every Lua step on a connection (EVALSHA with EVAL fallback) and returns callers. */

@@ -1,6 +1,7 @@
 import { MeshError, type ModelConfig, type ModelReply } from '@agentmesh/shared';
 import { type Dispatcher, request } from 'undici';
 import { abortableSleep } from '../abortable-sleep.js';
+import { timeoutSignal } from '../timeout-signal.js';
 import type { ChatModel, ChatRequest } from './chat-model.js';
 import { classifyHttpError, isRetryableStatus, retryAfterMs } from './classify-http-error.js';
 import { parseChatCompletion } from './parse-chat-completion.js';
@@ -41,6 +42,7 @@ export class OpenAIChatModel implements ChatModel {
       let text: string;
       let over: boolean;
       let retryAfter: number | undefined;
+      const bounded = timeoutSignal(req.signal, timeout);
       try {
         const res = await request(`${this.config.baseUrl.replace(/\/$/, '')}/chat/completions`, {
           method: 'POST',
@@ -49,7 +51,7 @@ export class OpenAIChatModel implements ChatModel {
             ...(this.config.apiKey ? { authorization: `Bearer ${this.config.apiKey}` } : {}),
           },
           body,
-          signal: AbortSignal.any([req.signal, AbortSignal.timeout(timeout)]),
+          signal: bounded.signal,
           ...(this.dispatcher ? { dispatcher: this.dispatcher } : {}),
         });
         status = res.statusCode;
@@ -65,6 +67,8 @@ export class OpenAIChatModel implements ChatModel {
         }
         await this.backoff(attempt, undefined, req);
         continue;
+      } finally {
+        bounded.clear();
       }
       if (status >= 200 && status < 300) {
         // Like any malformed reply, not retried: the same prompt would likely bring it again.

@@ -60,6 +60,8 @@ export async function callModel(
   }
   ctx.metrics.modelCalls.inc({ ...label, outcome: 'succeeded' });
   ctx.metrics.modelSeconds.observe(label, (performance.now() - t0) / 1000);
+  // Deferred: the reply travels with the activation's next write (the next call's `started`, the
+  // delegations, or the finish), one round trip instead of two; see ActivationStore.record.
   await ctx.store.record(
     a,
     { ...started, status: 'succeeded', finishedAt: new Date().toISOString(), reply },
@@ -68,6 +70,8 @@ export async function callModel(
       data: { callId, turn, content: reply.content, toolCalls: reply.toolCalls.map((c) => c.name) },
     },
     { modelCalls: 1, ...reply.usage },
+    [],
+    { defer: true },
   );
   return undefined;
 }

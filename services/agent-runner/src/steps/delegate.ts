@@ -18,15 +18,18 @@ type Delegation = Extract<PlannedCall, { args: Record<string, unknown> }> & {
 /**
  * Submits every sub-agent call of a turn as a child invocation on the child agent's queue, all
  * before the parent parks. Ids are deterministic, so a re-run after a crash submits nothing twice
- * (BullMQ treats a known job id as a no-op and re-links it to the parent).
+ * (BullMQ treats a known job id as a no-op and re-links it to the parent). With `park` (nothing
+ * else runs in this turn), the parent is marked `waiting` in the round trip that creates the
+ * children; returns true when it was.
  */
 export async function submitDelegations(
   ctx: RunnerContext,
   job: Job,
   a: Activation,
   calls: Delegation[],
-): Promise<void> {
-  if (calls.length === 0) return;
+  opts: { park?: boolean } = {},
+): Promise<boolean> {
+  if (calls.length === 0) return false;
   const s = a.state;
   const fresh: ChildSubmission[] = [];
   for (const c of calls) {
@@ -54,7 +57,10 @@ export async function submitDelegations(
       defHash: child.definitionHash,
     });
   }
-  if (fresh.length > 0) await ctx.store.submitChildren(a, fresh);
+  // A deferred model reply goes out with the children, or alone before their jobs exist.
+  const parked = fresh.length > 0 && opts.park === true;
+  if (fresh.length > 0) await ctx.store.submitChildren(a, fresh, { park: parked });
+  else await ctx.store.flush(a);
   for (const f of fresh)
     ctx.metrics.delegations.inc({
       agent: agentLabel(ctx.plan, s.agent),
@@ -64,48 +70,53 @@ export async function submitDelegations(
   const byQueue = new Map<string, Delegation[]>();
   for (const c of calls) byQueue.set(c.name, [...(byQueue.get(c.name) ?? []), c]);
   await Promise.all(
-    [...byQueue].map(([agent, group]) =>
-      ctx.queues.get(agent)!.addBulk(
-        group.map((c) => {
-          const id = childId(s.id, c.callId);
-          return {
-            name: agent,
-            data: {
-              v: 1,
-              invocationId: id,
-              rootId: s.rootId,
-              agent,
-              ...(s.traceparent ? { traceparent: s.traceparent } : {}),
-            },
-            opts: {
-              jobId: id,
-              parent: { id: job.id!, queue: job.queueQualifiedName },
-              // A failed child job must never leave its parent waiting forever (bullmq #3362).
-              ignoreDependencyOnFailure: true,
-              attempts: 3,
-              backoff: { type: 'exponential', delay: 500 },
-              removeOnComplete: { age: ctx.retentionSeconds },
-              removeOnFail: { age: ctx.retentionSeconds },
-            },
-          };
-        }),
-      ),
-    ),
+    [...byQueue].map(([agent, group]) => {
+      const jobs = group.map((c) => {
+        const id = childId(s.id, c.callId);
+        return {
+          name: agent,
+          data: {
+            v: 1,
+            invocationId: id,
+            rootId: s.rootId,
+            agent,
+            ...(s.traceparent ? { traceparent: s.traceparent } : {}),
+          },
+          opts: {
+            jobId: id,
+            parent: { id: job.id!, queue: job.queueQualifiedName },
+            // A failed child job must never leave its parent waiting forever (bullmq #3362).
+            ignoreDependencyOnFailure: true,
+            attempts: 3,
+            backoff: { type: 'exponential', delay: 500 },
+            removeOnComplete: { age: ctx.retentionSeconds },
+            removeOnFail: { age: ctx.retentionSeconds },
+          },
+        };
+      });
+      // One job is one Lua step; addBulk would build a pipeline for it (the same step inside).
+      const queue = ctx.queues.get(agent)!;
+      const [one] = jobs;
+      return jobs.length === 1 && one ? queue.add(one.name, one.data, one.opts) : queue.addBulk(jobs);
+    }),
   );
+  return parked;
 }
 
 /**
- * Parks a parent on its children: `waiting` is recorded, then the job moves to waiting-children and
- * its worker slot is released (WaitingChildrenError). When every child finished meanwhile, it stays
- * `running`, takes over the outcome of any child lost at the queue level, and goes on at once.
+ * Parks a parent on its children: `waiting` is recorded (unless `parked` says it was, with the
+ * submissions), then the job moves to waiting-children and its worker slot is released
+ * (WaitingChildrenError). When every child finished meanwhile, it stays `running`, takes over the
+ * outcome of any child lost at the queue level, and goes on at once.
  */
 export async function parkOnChildren(
   ctx: RunnerContext,
   a: Activation,
   job: Job,
   token: string,
+  parked = false,
 ): Promise<void> {
-  await ctx.store.park(a, 'waiting');
+  if (!parked) await ctx.store.park(a, 'waiting');
   if (await job.moveToWaitingChildren(token)) throw new WaitingChildrenError();
   await ctx.store.park(a, 'running');
   await failLostChildren(ctx, a);
@@ -145,5 +156,5 @@ async function failLostChildren(ctx: RunnerContext, a: Activation): Promise<void
       error: { code: 'subagent_failed', message: reason },
     });
   }
-  a.records = await ctx.store.reloadRecords(a.state);
+  a.records = await ctx.store.reloadRecords(a);
 }

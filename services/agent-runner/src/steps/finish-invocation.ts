@@ -26,9 +26,10 @@ export async function finishSucceeded(
     // A result JSON cannot express is a failed delegation with the path (DESIGN §6), never a crash.
     return finishFailed(ctx, a, { code: 'invalid_output', message: (e as Error).message });
   }
-  if (await ctx.store.finish(a.state, a.epoch, { status: 'succeeded', output, content })) {
+  if (await ctx.store.finish(a.state, a.epoch, { status: 'succeeded', output, content }, a)) {
     ctx.metrics.invocations.inc({ agent: agentLabel(ctx.plan, a.state.agent), status: 'succeeded' });
     observeDelegation(ctx, a, 'succeeded');
+    logFinished(ctx, a, 'succeeded');
   }
 }
 
@@ -39,14 +40,21 @@ export async function finishFailed(
   error: CodedError,
   status: 'failed' | 'cancelled' = 'failed',
 ): Promise<void> {
-  if (await ctx.store.finish(a.state, a.epoch, { status, error })) {
+  if (await ctx.store.finish(a.state, a.epoch, { status, error }, a)) {
     ctx.metrics.invocations.inc({ agent: agentLabel(ctx.plan, a.state.agent), status });
     observeDelegation(ctx, a, status);
-    ctx.log.info(
-      { invocationId: a.state.id, rootId: a.state.rootId, agent: a.state.agent, error },
-      'invocation ended',
-    );
+    logFinished(ctx, a, status, error);
   }
+}
+
+/** The one line an invocation's end gets at info: agent, id, status, time since it was created. */
+function logFinished(ctx: RunnerContext, a: Activation, status: string, error?: CodedError): void {
+  const s = a.state;
+  const durationMs = Date.now() - s.createdAt;
+  ctx.log.info(
+    { agent: s.agent, invocationId: s.id, status, durationMs, rootId: s.rootId, ...(error ? { error } : {}) },
+    'invocation finished',
+  );
 }
 
 /** Delegation metrics are named by the registered sub-agent name, never the callable prefix. */

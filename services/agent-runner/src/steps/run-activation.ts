@@ -36,7 +36,8 @@ export async function runActivation(
     throw new UnrecoverableError(`job ${job.id} carries data of unknown version ${String(data?.v)}`);
   const a = await ctx.store.activate(data.invocationId, data.rootId, ctx.runnerId);
   if (!a || a.epoch === 0) return; // gone, or terminal already: nothing to do
-  const log = { invocationId: a.state.id, rootId: a.state.rootId, agent: a.state.agent };
+  const log = { agent: a.state.agent, invocationId: a.state.id, rootId: a.state.rootId };
+  if (a.epoch === 1) ctx.log.info(log, 'invocation started'); // its first activation
   if (a.recovered) {
     ctx.metrics.recoveries.inc({ agent: agentLabel(ctx.plan, a.state.agent) });
     ctx.log.warn(log, 'taking over an invocation whose runner stopped mid-flight');
@@ -87,12 +88,11 @@ async function loop(
       continue;
     }
     const runnable = step.calls.filter((c): c is Runnable => 'args' in c);
-    await submitDelegations(
-      ctx,
-      job,
-      a,
-      runnable.filter((c) => c.kind === 'subagent'),
-    );
+    const delegations = runnable.filter((c) => c.kind === 'subagent');
+    // A turn of delegations only parks in the round trip that submits them.
+    const parked = await submitDelegations(ctx, job, a, delegations, {
+      park: delegations.length === step.calls.length,
+    });
     await recordFailedCalls(ctx, a, step.calls);
     await runTools(
       ctx,
@@ -100,8 +100,8 @@ async function loop(
       runnable.filter((c) => c.kind === 'tool'),
       signal,
     );
-    if (!runnable.some((c) => c.kind === 'subagent')) continue;
-    await parkOnChildren(ctx, a, job, token);
+    if (delegations.length === 0) continue;
+    await parkOnChildren(ctx, a, job, token, parked);
   }
 }
 

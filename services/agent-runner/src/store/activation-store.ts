@@ -37,7 +37,20 @@ export interface Activation {
   recovered: boolean;
   state: InvocationState;
   records: Map<string, CallRecord>;
+  /** Deferred call records (`record(…, {defer: true})`): they go out ahead of the next write. */
+  pending?: PendingRecord[];
 }
+
+/** A finished call record kept back to travel in the same round trip as the activation's next write. */
+interface PendingRecord {
+  callId: string;
+  recordJson: string;
+  eventJson: string;
+  usage: [modelCalls: number, promptTokens: number, completionTokens: number];
+}
+
+/** The part of an ioredis pipeline the store queues its Lua steps on. */
+type ScriptPipeline = Record<string, (...args: (string | number)[]) => unknown>;
 
 /** A child to submit for a sub-agent call. */
 export interface ChildSubmission {
@@ -75,7 +88,9 @@ export class ActivationStore {
   }
 
   /** Re-reads the call records (children write their parent's records when they finish). */
-  async reloadRecords(state: InvocationState): Promise<Map<string, CallRecord>> {
+  async reloadRecords(a: Activation): Promise<Map<string, CallRecord>> {
+    await this.flush(a);
+    const state = a.state;
     const flat = await this.redis.hgetall(this.keys.calls(state.rootId, state.id));
     return new Map(decodeCalls(flat).map((r) => [r.callId, r]));
   }
@@ -84,6 +99,10 @@ export class ActivationStore {
    * Writes a call record (and usage), appending an event; throws FencedOutError when fenced out.
    * Recording a call as `started` also checks the cancel flag (no extra round trip): a cancelled
    * invocation starts no further call, and this throws MeshError('cancelled').
+   * With `defer`, a finished record is kept in memory and sent ahead of the activation's next
+   * write, in the same round trip (a model reply is then recorded together with what it leads to:
+   * the next call's `started`, the delegations, the finish). Nothing leaves the process in between,
+   * so a crash before that write loses only the reply, and the call, in doubt, is re-issued.
    */
   async record(
     a: Activation,
@@ -91,33 +110,113 @@ export class ActivationStore {
     event?: { type: MeshEventType; data: unknown },
     usage: { modelCalls: number; promptTokens: number; completionTokens: number } = NO_USAGE,
     memoryWrites: [key: string, valueJson: string][] = [],
+    opts: { defer?: boolean } = {},
   ): Promise<void> {
+    const recordJson = JSON.stringify(record);
+    const eventJson = event ? encodeEvent(a.state, event.type, event.data) : '';
+    const counts: PendingRecord['usage'] = [usage.modelCalls, usage.promptTokens, usage.completionTokens];
+    if (opts.defer && record.status !== 'started' && memoryWrites.length === 0) {
+      a.pending = [...(a.pending ?? []), { callId: record.callId, recordJson, eventJson, usage: counts }];
+      a.records.set(record.callId, record);
+      return;
+    }
+    const args = this.recordArgs(
+      a,
+      record.callId,
+      recordJson,
+      eventJson,
+      counts,
+      record.status === 'started',
+    );
+    args.push(...memoryWrites.flat());
+    const ok = await this.send(a, 'mesh_recordCall', args);
+    if (ok === 2) throw new MeshError('cancelled', 'The invocation was cancelled.');
+    if (ok !== 1) throw new FencedOutError(a.state.id);
+    a.records.set(record.callId, record);
+  }
+
+  /** Sends the activation's deferred records now (no-op when there are none). */
+  async flush(a: Activation): Promise<void> {
+    if (!a.pending?.length) return;
+    const p = this.redis.pipeline();
+    this.queuePending(a, p as unknown as ScriptPipeline);
+    this.checkPending(a, (await p.exec()) ?? []);
+  }
+
+  /** The keys and arguments of RECORD_CALL (memory writes to be appended). */
+  private recordArgs(
+    a: Activation,
+    callId: string,
+    recordJson: string,
+    eventJson: string,
+    usage: PendingRecord['usage'],
+    checkCancel: boolean,
+  ): (string | number)[] {
     const s = a.state;
-    const ok = await this.scripts.recordCall(
+    return [
       this.keys.invocation(s.rootId, s.id),
       this.keys.calls(s.rootId, s.id),
       this.keys.events(s.rootId),
       this.keys.memory(s.rootId, s.id),
       a.epoch,
-      record.callId,
-      JSON.stringify(record),
-      event ? encodeEvent(s, event.type, event.data) : '',
-      usage.modelCalls,
-      usage.promptTokens,
-      usage.completionTokens,
-      record.status === 'started' ? '1' : '0',
-      ...memoryWrites.flat(),
-    );
-    if (ok === 2) throw new MeshError('cancelled', 'The invocation was cancelled.');
-    if (ok !== 1) throw new FencedOutError(s.id);
-    a.records.set(record.callId, record);
+      callId,
+      recordJson,
+      eventJson,
+      ...usage,
+      checkCancel ? '1' : '0',
+    ];
   }
 
-  /** Records each sub-agent call `started` and creates its child invocation, in one pipeline. */
-  async submitChildren(a: Activation, children: ChildSubmission[]): Promise<void> {
+  /**
+   * Runs one Lua step (a `mesh_…` command) for `a`: alone, or behind the activation's deferred
+   * records in one pipeline (one round trip). Resolves with the step's reply.
+   */
+  private async send(
+    a: Activation | undefined,
+    command: string,
+    args: (string | number)[],
+  ): Promise<unknown> {
+    if (!a?.pending?.length) return (this.redis as unknown as ScriptPipeline)[command]!(...args);
+    const p = this.redis.pipeline();
+    const n = this.queuePending(a, p as unknown as ScriptPipeline);
+    (p as unknown as ScriptPipeline)[command]!(...args);
+    const results = (await p.exec()) ?? [];
+    this.checkPending(a, results.slice(0, n));
+    const [err, value] = results[n] ?? [new Error('no reply')];
+    if (err) throw err;
+    return value;
+  }
+
+  /** Queues the deferred records on `p` (and forgets them); returns how many. */
+  private queuePending(a: Activation, p: ScriptPipeline): number {
+    const pending = a.pending ?? [];
+    a.pending = [];
+    for (const w of pending)
+      p.mesh_recordCall!(...this.recordArgs(a, w.callId, w.recordJson, w.eventJson, w.usage, false));
+    return pending.length;
+  }
+
+  /** A deferred record that failed or was fenced out fails the write it travelled with. */
+  private checkPending(a: Activation, results: [Error | null, unknown][]): void {
+    for (const [err, value] of results) {
+      if (err) throw err;
+      if (value !== 1) throw new FencedOutError(a.state.id);
+    }
+  }
+
+  /**
+   * Records each sub-agent call `started` and creates its child invocation, in one pipeline; with
+   * `park`, the same round trip then marks the invocation `waiting` (see park()).
+   */
+  async submitChildren(
+    a: Activation,
+    children: ChildSubmission[],
+    opts: { park?: boolean } = {},
+  ): Promise<void> {
     const s = a.state;
     const pipeline = this.redis.pipeline();
-    const host = pipeline as unknown as Record<string, (...args: unknown[]) => unknown>;
+    const host = pipeline as unknown as ScriptPipeline;
+    const n = this.queuePending(a, host);
     for (const c of children) {
       const id = c.record.childId!;
       host.mesh_submitChild!.call(
@@ -147,8 +246,17 @@ export class ActivationStore {
         }),
       );
     }
+    if (opts.park)
+      host.mesh_park!(
+        this.keys.invocation(s.rootId, s.id),
+        this.keys.events(s.rootId),
+        a.epoch,
+        'waiting',
+        new Date().toISOString(),
+      );
     const results = (await pipeline.exec()) ?? [];
-    for (const [err, value] of results) {
+    this.checkPending(a, results.slice(0, n));
+    for (const [err, value] of results.slice(n)) {
       if (err) throw err;
       if (value === 0) throw new FencedOutError(s.id);
     }
@@ -158,23 +266,36 @@ export class ActivationStore {
   /** Marks the invocation `waiting` before it releases its worker slot (`running` if it stays). */
   async park(a: Activation, status: 'waiting' | 'running' | 'queued' = 'waiting'): Promise<void> {
     const s = a.state;
-    const ok = await this.scripts.park(
+    const ok = await this.send(a, 'mesh_park', [
       this.keys.invocation(s.rootId, s.id),
       this.keys.events(s.rootId),
       a.epoch,
       status,
       new Date().toISOString(),
-    );
+    ]);
     if (ok !== 1) throw new FencedOutError(a.state.id);
   }
 
   /**
    * Writes the terminal state once; for a delegation also completes the parent's call record with
    * the tool message content (success) or the error (failure). `epoch` undefined = unfenced (a
-   * parent failing a lost child). Returns false when it was terminal already.
+   * parent failing a lost child). Returns false when it was terminal already. The deferred records
+   * of `by` (the activation finishing) go first, in the same round trip.
    */
-  async finish(s: InvocationState, epoch: number | undefined, outcome: Outcome): Promise<boolean> {
-    const ret = await this.scripts.finish(...finishArgs(this.keys, s, epoch, outcome, this.retentionSeconds));
+  async finish(
+    s: InvocationState,
+    epoch: number | undefined,
+    outcome: Outcome,
+    by?: Activation,
+  ): Promise<boolean> {
+    const args = finishArgs(this.keys, s, epoch, outcome, this.retentionSeconds);
+    // The usual end: one model reply pending, written by FINISH itself (one Lua step, no pipeline).
+    const last = by?.pending?.length === 1 ? by.pending[0]! : undefined;
+    if (last) {
+      by!.pending = [];
+      args.push(last.callId, last.recordJson, last.eventJson, ...last.usage);
+    }
+    const ret = await this.send(by, 'mesh_finish', args);
     if (ret !== 1 && epoch !== undefined) {
       const status = await this.redis.hget(this.keys.invocation(s.rootId, s.id), 'status');
       if (status !== 'succeeded' && status !== 'failed' && status !== 'cancelled')
@@ -186,12 +307,12 @@ export class ActivationStore {
   /** Commits a code agent's memory writes; throws FencedOutError when fenced out. */
   async commitMemory(a: Activation, writes: [key: string, valueJson: string][]): Promise<void> {
     const s = a.state;
-    const ok = await this.scripts.commitMemory(
+    const ok = await this.send(a, 'mesh_commitMemory', [
       this.keys.invocation(s.rootId, s.id),
       this.keys.memory(s.rootId, s.id),
       a.epoch,
       ...writes.flat(),
-    );
+    ]);
     if (ok !== 1) throw new FencedOutError(s.id);
   }
 
@@ -199,12 +320,12 @@ export class ActivationStore {
   async discardFrom(a: Activation, callId: string): Promise<void> {
     const s = a.state;
     const stale = [...a.records.keys()].filter((id) => compareCallIds(id, callId) >= 0);
-    const ok = await this.scripts.discardCalls(
+    const ok = await this.send(a, 'mesh_discardCalls', [
       this.keys.invocation(s.rootId, s.id),
       this.keys.calls(s.rootId, s.id),
       a.epoch,
       ...stale,
-    );
+    ]);
     if (ok !== 1) throw new FencedOutError(s.id);
     for (const id of stale) a.records.delete(id);
   }

@@ -1,6 +1,7 @@
 import { type CodedError, isMeshError, MeshError, type ToolContext } from '@agentmesh/shared';
 import { type Dispatcher, request } from 'undici';
 import { abortableSleep } from '../abortable-sleep.js';
+import { timeoutSignal } from '../timeout-signal.js';
 
 /**
  * How a tool call ended, as the ReAct loop records it; `detail` is for the log only (the
@@ -62,6 +63,21 @@ export class ToolClient {
     context: ToolContext,
     opts: { signal: AbortSignal; timeoutMs: number; traceparent?: string | undefined },
   ): Promise<ToolOutcome> {
+    const bounded = timeoutSignal(opts.signal, Math.max(1, opts.timeoutMs));
+    try {
+      return await this.call(name, args, context, opts, bounded.signal);
+    } finally {
+      bounded.clear();
+    }
+  }
+
+  private async call(
+    name: string,
+    args: Record<string, unknown>,
+    context: ToolContext,
+    opts: { traceparent?: string | undefined },
+    signal: AbortSignal,
+  ): Promise<ToolOutcome> {
     const res = await request(`${this.baseUrl.replace(/\/$/, '')}/tools/${encodeURIComponent(name)}/invoke`, {
       method: 'POST',
       headers: {
@@ -71,7 +87,7 @@ export class ToolClient {
         ...(opts.traceparent ? { traceparent: opts.traceparent } : {}),
       },
       body: JSON.stringify({ args, context }),
-      signal: AbortSignal.any([opts.signal, AbortSignal.timeout(Math.max(1, opts.timeoutMs))]),
+      signal,
       ...(this.dispatcher ? { dispatcher: this.dispatcher } : {}),
     });
     const status = res.statusCode;

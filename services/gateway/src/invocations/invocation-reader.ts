@@ -3,6 +3,7 @@ import {
   type InvocationView,
   isInvocationId,
   type KeyLayout,
+  type MeshScripts,
   rootOf,
   toInvocationView,
 } from '@agentmesh/shared';
@@ -17,12 +18,13 @@ import { readInvocationSafely } from './read-invocation-safely.js';
 export class InvocationReader {
   constructor(
     protected readonly redis: Redis,
+    protected readonly scripts: MeshScripts,
     protected readonly keys: KeyLayout,
   ) {}
 
   /** The InvocationView of any invocation of any tree, or undefined. */
   async view(id: string): Promise<InvocationView | undefined> {
-    const found = await readInvocationSafely(this.redis, this.keys, id);
+    const found = await readInvocationSafely(this.scripts, this.keys, id);
     return found && toInvocationView(found.state, found.calls);
   }
 
@@ -32,7 +34,7 @@ export class InvocationReader {
    */
   async viewFor(id: string, caller: Caller): Promise<InvocationView | undefined> {
     if (!isInvocationId(id)) return undefined;
-    const found = await readInvocationSafely(this.redis, this.keys, id);
+    const found = await readInvocationSafely(this.scripts, this.keys, id);
     if (!found || !caller.sees(found.state.owner)) return undefined;
     return toInvocationView(found.state, found.calls);
   }

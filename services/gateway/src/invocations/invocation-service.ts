@@ -45,13 +45,13 @@ export class InvocationService extends InvocationReader {
 
   constructor(
     redis: Redis,
-    private readonly scripts: MeshScripts,
+    scripts: MeshScripts,
     keys: KeyLayout,
     private readonly queues: Map<string, Queue>,
     private readonly waiters: Waiters,
     private readonly retentionSeconds: number,
   ) {
-    super(redis, keys);
+    super(redis, scripts, keys);
     this.idempotency = new IdempotencyStore(redis, keys, retentionSeconds);
   }
 
@@ -115,10 +115,12 @@ export class InvocationService extends InvocationReader {
    * after the write fails, the invocation is taken back (deleted) and the request answers 503
    * `unavailable`: a 5xx from invoke means nothing was created, so a retry is no second run. Were
    * the take-back to fail too, the invocation still expires (its keys carry deadline + retention).
+   * The three writes go out together, one round trip: they share one connection, which Redis serves
+   * in order, and the invocation's is sent first, so its job never exists before it does.
    */
   private async create(agent: AgentPlan, input: unknown, id: string, opts: StartOptions): Promise<void> {
     const now = Date.now();
-    const created = await this.scripts.createInvocation(
+    const creating = this.scripts.createInvocation(
       this.keys.invocation(id, id),
       this.keys.events(id),
       encodeEvent({ id, agent: agent.name }, 'status', { status: 'queued' }, now),
@@ -136,11 +138,18 @@ export class InvocationService extends InvocationReader {
         ...(opts.traceparent ? { traceparent: opts.traceparent } : {}),
       }),
     );
-    try {
-      if (created === 1) await this.listRecent(id, now);
-      await this.enqueue(agent.name, id, opts.traceparent);
-    } catch {
-      if (created === 1) await this.takeBack(agent.name, id);
+    const [created, listed, queued] = await Promise.allSettled([
+      creating,
+      this.listRecent(id, now),
+      this.enqueue(agent.name, id, opts.traceparent),
+    ]);
+    if (created.status === 'rejected') {
+      // Nothing of ours may outlive a failed create: the job and the listing go too.
+      await this.takeBack(agent.name, id);
+      throw created.reason;
+    }
+    if (listed.status === 'rejected' || queued.status === 'rejected') {
+      if (created.value === 1) await this.takeBack(agent.name, id);
       throw new MeshError(
         'unavailable',
         'The invocation could not be queued, so nothing was started; retry later.',
@@ -149,21 +158,20 @@ export class InvocationService extends InvocationReader {
   }
 
   /**
-   * Adds a root to the `recent` set and keeps the set bounded: entries older than the retention
-   * go (their invocations have expired), the set holds at most `RECENT_LIMIT` entries, and it
-   * expires a retention period after the last invocation was created.
+   * Adds a root to the `recent` set (unless listed already: a rejoined one keeps its place) and
+   * keeps the set bounded: entries older than the retention go (their invocations have expired),
+   * the set holds at most `RECENT_LIMIT` entries, and it expires a retention period after the last
+   * invocation was created.
    */
   private async listRecent(id: string, now: number): Promise<void> {
-    const key = this.keys.recent();
-    const results = await this.redis
-      .multi()
-      .zadd(key, now, id)
-      .zremrangebyscore(key, '-inf', `(${now - this.retentionSeconds * 1000}`)
-      .zremrangebyrank(key, 0, -(RECENT_LIMIT + 1))
-      .expire(key, this.retentionSeconds)
-      .exec();
-    const failed = results?.find(([err]) => err)?.[0];
-    if (!results || failed) throw failed ?? new Error('recent: no answer');
+    await this.scripts.listRecent(
+      this.keys.recent(),
+      now,
+      id,
+      now - this.retentionSeconds * 1000,
+      RECENT_LIMIT,
+      this.retentionSeconds,
+    );
   }
 
   /** Removes an invocation whose creation could not be completed: its job (if any), keys and listing. */
@@ -226,7 +234,7 @@ export class InvocationService extends InvocationReader {
 
   /** A job not yet taken by a runner is removed, and its invocation finished `cancelled` at once. */
   private async dropQueued(id: string): Promise<void> {
-    const found = await readInvocationSafely(this.redis, this.keys, id);
+    const found = await readInvocationSafely(this.scripts, this.keys, id);
     const queue = found && this.queues.get(found.state.agent);
     if (!found || !queue) return;
     const removed = await queue.remove(id).catch(() => 0);

@@ -4,9 +4,9 @@ import {
   decodeInvocation,
   type InvocationState,
   type KeyLayout,
+  type MeshScripts,
   rootOf,
 } from '@agentmesh/shared';
-import type { Redis } from 'ioredis';
 
 // The largest epoch milliseconds a JS Date holds (ECMA-262 §21.4.1.1); past it toISOString throws.
 const MAX_DATE_MS = 8.64e15;
@@ -40,19 +40,32 @@ function sanitizeCalls(h: Record<string, string>): Record<string, string> {
   return Object.fromEntries(Object.entries(h).filter(([, text]) => parses(text)));
 }
 
-/** Reads an invocation (state and call records), tolerant of unreadable stored values; undefined when absent. */
+/**
+ * Reads an invocation (state and call records, one Lua step: one round trip, one write), tolerant
+ * of unreadable stored values; undefined when absent.
+ */
 export async function readInvocationSafely(
-  redis: Redis,
+  scripts: MeshScripts,
   keys: KeyLayout,
   id: string,
 ): Promise<{ state: InvocationState; calls: CallRecord[] } | undefined> {
   const root = rootOf(id);
-  const [hash, calls] = await Promise.all([
-    redis.hgetall(keys.invocation(root, id)),
-    redis.hgetall(keys.calls(root, id)),
-  ]);
-  if (!hash || Object.keys(hash).length === 0) return undefined;
-  return { state: decodeInvocation(sanitizeInvocationHash(hash)), calls: decodeCalls(sanitizeCalls(calls)) };
+  const [stateFlat, callsFlat] = (await scripts.readInvocation(
+    keys.invocation(root, id),
+    keys.calls(root, id),
+  )) as [string[], string[]];
+  if (stateFlat.length === 0) return undefined;
+  return {
+    state: decodeInvocation(sanitizeInvocationHash(pairs(stateFlat))),
+    calls: decodeCalls(sanitizeCalls(pairs(callsFlat))),
+  };
+}
+
+/** A flat HGETALL reply as an object. */
+function pairs(flat: string[]): Record<string, string> {
+  const o: Record<string, string> = {};
+  for (let i = 0; i < flat.length; i += 2) o[flat[i]!] = flat[i + 1]!;
+  return o;
 }
 
 function parses(text: string): boolean {

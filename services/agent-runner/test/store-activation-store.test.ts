@@ -1,0 +1,113 @@
+// ActivationStore against a real Redis: a deferred record (a model reply) leaves with the
+// activation's next write, in the same round trip, and is never written by a fenced-out activation.
+import { type CallRecord, encodeEvent, encodeNewInvocation, keyLayout, meshScripts } from '@agentmesh/shared';
+import { Redis } from 'ioredis';
+import t, { type Test } from 'tap';
+import { startRedis } from '../../../test/support/redis-server.js';
+import { ActivationStore, FencedOutError } from '../src/store/activation-store.js';
+
+const keys = keyLayout('storetest');
+let n = 0;
+
+async function setup(t: Test) {
+  const server = await startRedis();
+  const redis = new Redis(server.url, { maxRetriesPerRequest: null });
+  t.teardown(async () => {
+    redis.disconnect();
+    await server.stop();
+  });
+  const scripts = meshScripts(redis);
+  const store = new ActivationStore(redis, scripts, keys, 3600);
+  const create = async () => {
+    const id = `inv_${String(++n).padStart(32, '0')}`;
+    const now = Date.now();
+    await scripts.createInvocation(
+      keys.invocation(id, id),
+      keys.events(id),
+      encodeEvent({ id, agent: 'solo' }, 'status', { status: 'queued' }, now),
+      3600,
+      ...encodeNewInvocation({
+        id,
+        agent: 'solo',
+        input: { prompt: 'go' },
+        rootId: id,
+        depth: 0,
+        createdAt: now,
+        deadline: now + 60_000,
+        defHash: 'x',
+      }),
+    );
+    return id;
+  };
+  // Each event as `type` or `type:status`.
+  const eventTypes = async (id: string) =>
+    (await redis.xrange(keys.events(id), '-', '+')).map(([, fields]) => {
+      const e = JSON.parse(fields[1]!) as { type: string; data?: { status?: string } };
+      return e.data?.status ? `${e.type}:${e.data.status}` : e.type;
+    });
+  return { redis, store, create, eventTypes };
+}
+
+const reply = (callId: string): CallRecord => ({
+  v: 1,
+  callId,
+  kind: 'model',
+  name: 'default',
+  status: 'succeeded',
+  startedAt: new Date().toISOString(),
+  finishedAt: new Date().toISOString(),
+  reply: { content: 'hi', toolCalls: [], usage: { promptTokens: 3, completionTokens: 2 } },
+});
+const modelEvent = { type: 'model_call' as const, data: { callId: 't0-model' } };
+const usage = { modelCalls: 1, promptTokens: 3, completionTokens: 2 };
+
+t.test('a deferred model reply is written by the finish, in the same step, before its events', async (t) => {
+  const { redis, store, create, eventTypes } = await setup(t);
+  const id = await create();
+  const a = (await store.activate(id, id, 'r1'))!;
+  await store.record(a, reply('t0-model'), modelEvent, usage, [], { defer: true });
+  t.equal(await redis.hget(keys.calls(id, id), 't0-model'), null, 'nothing is sent yet');
+  t.ok(a.records.has('t0-model'), 'the activation sees its own reply at once');
+  t.equal(
+    await store.finish(a.state, a.epoch, { status: 'succeeded', output: 'hi', content: 'hi' }, a),
+    true,
+  );
+  t.match(JSON.parse((await redis.hget(keys.calls(id, id), 't0-model'))!), { status: 'succeeded' });
+  t.strictSame(await redis.hmget(keys.invocation(id, id), 'status', 'modelCalls', 'promptTokens'), [
+    'succeeded',
+    '1',
+    '3',
+  ]);
+  t.strictSame(await eventTypes(id), [
+    'status:queued',
+    'status:running',
+    'model_call',
+    'output:succeeded',
+    'status:succeeded',
+  ]);
+});
+
+t.test("a deferred reply goes out ahead of the next call's started record", async (t) => {
+  const { redis, store, create, eventTypes } = await setup(t);
+  const id = await create();
+  const a = (await store.activate(id, id, 'r1'))!;
+  await store.record(a, reply('t0-model'), modelEvent, usage, [], { defer: true });
+  await store.record(a, { ...reply('t1-model'), status: 'started', callId: 't1-model' });
+  t.strictSame((await redis.hkeys(keys.calls(id, id))).sort(), ['t0-model', 't1-model']);
+  t.strictSame(await eventTypes(id), ['status:queued', 'status:running', 'model_call']);
+  t.strictSame(a.pending, [], 'nothing is left pending');
+});
+
+t.test('an activation that was taken over writes neither its deferred reply nor its finish', async (t) => {
+  const { redis, store, create } = await setup(t);
+  const id = await create();
+  const stale = (await store.activate(id, id, 'r1'))!;
+  await store.activate(id, id, 'r2'); // another runner took it over: a new epoch
+  await store.record(stale, reply('t0-model'), modelEvent, usage, [], { defer: true });
+  await t.rejects(
+    store.finish(stale.state, stale.epoch, { status: 'succeeded', output: 'hi', content: 'hi' }, stale),
+    FencedOutError,
+  );
+  t.equal(await redis.hget(keys.calls(id, id), 't0-model'), null);
+  t.equal(await redis.hget(keys.invocation(id, id), 'status'), 'running');
+});

@@ -1,0 +1,84 @@
+// The hot path's Redis work, counted (DESIGN §11 is measured by the bench; these pin the counts that
+// make it): which Lua steps one run sends, and who is woken on the done channel.
+import { createHash } from 'node:crypto';
+import * as lua from '@agentmesh/shared';
+import { keyLayout } from '@agentmesh/shared';
+import t from 'tap';
+import { turnOf } from './support/fake-model.js';
+import { startMesh } from './support/mesh.js';
+
+const agentsYaml = `
+  solo:
+    description: Answers.
+    instructions: "@agent solo"
+  parent:
+    description: Delegates.
+    instructions: "@agent parent"
+    subagents: [child]
+  child:
+    description: Answers a part.
+    instructions: "@agent child"
+`;
+
+const script = (r: { agent: string }) =>
+  r.agent === 'parent' && turnOf(r as never) === 0
+    ? { calls: [{ name: '_subagent_child', args: { prompt: 'part' } }] }
+    : { final: `${r.agent} answer` };
+
+const names = new Map(
+  Object.entries(lua)
+    .filter(([, v]) => typeof v === 'object' && v !== null && 'lua' in v)
+    .map(([name, v]) => [
+      createHash('sha1')
+        .update((v as lua.LuaScript).lua)
+        .digest('hex'),
+      name,
+    ]),
+);
+
+t.test(
+  'one single-agent run sends one Lua step per state change, the model reply riding with the finish',
+  async (t) => {
+    const mesh = await startMesh(t, { agentsYaml, script });
+    await mesh.invoke('solo', { prompt: 'warm up' }); // scripts are loaded (EVAL) once per connection
+    const watcher = mesh.client.duplicate();
+    const monitor = await watcher.monitor();
+    t.teardown(() => {
+      monitor.disconnect();
+      watcher.disconnect();
+    });
+    const steps: string[] = [];
+    monitor.on('monitor', (_time: string, args: string[]) => {
+      const name = ['evalsha', 'eval'].includes(args[0]!.toLowerCase()) ? names.get(args[1]!) : undefined;
+      if (name) steps.push(name);
+    });
+    await new Promise((r) => setTimeout(r, 100));
+    const res = await mesh.invoke('solo', { prompt: 'go' });
+    t.equal(res.json.status, 'succeeded');
+    await new Promise((r) => setTimeout(r, 100));
+    t.strictSame(steps, [
+      'CREATE_INVOCATION',
+      'LIST_RECENT',
+      'ACTIVATE',
+      'RECORD_CALL',
+      'FINISH',
+      'READ_INVOCATION',
+    ]);
+    t.match(res.json.calls, [{ callId: 't0-model', kind: 'model', status: 'succeeded' }]);
+    t.equal(res.json.usage.modelCalls, 1, 'the reply was recorded, with its usage, by the finish');
+  },
+);
+
+t.test("a delegation's end wakes no gateway: only the root is published on the done channel", async (t) => {
+  const mesh = await startMesh(t, { agentsYaml, script });
+  const subscriber = mesh.client.duplicate();
+  t.teardown(() => subscriber.disconnect());
+  const published: string[] = [];
+  subscriber.on('message', (_channel: string, id: string) => published.push(id));
+  await subscriber.subscribe(keyLayout(mesh.prefix).doneChannel());
+  const res = await mesh.invoke('parent', { prompt: 'go' });
+  t.equal(res.json.output, 'parent answer');
+  t.equal(res.json.calls[1]?.status, 'succeeded', 'the child finished');
+  await new Promise((r) => setTimeout(r, 100));
+  t.strictSame(published, [res.json.id]);
+});
