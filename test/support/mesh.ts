@@ -77,6 +77,8 @@ export interface MeshOptions {
    */
   toolsModule?: string;
   toolHostEnv?: Record<string, string>;
+  /** More `tools:` entries as YAML flow text (`{mcp: {url: …}}`); like `toolsModule`, served by a tool-host process. */
+  toolsYaml?: string[];
   /** The gateway's MESH_API_KEYS (auth off when absent). */
   apiKeys?: string;
   /** Headers the helpers (`invoke`, `get`, `waitForStatus`, `request`) send unless told others. */
@@ -100,7 +102,8 @@ export async function startMesh(t: Test, opts: MeshOptions): Promise<TestMesh> {
   const model = await startFakeModel(opts.script);
   t.teardown(() => model.close());
   const prefix = 'mesh';
-  const toolsList = opts.toolsModule ? `['${opts.toolsModule}']` : '[]';
+  const toolEntries = [...(opts.toolsModule ? [`'${opts.toolsModule}'`] : []), ...(opts.toolsYaml ?? [])];
+  const toolsList = `[${toolEntries.join(', ')}]`;
   const text = `models:\n  default: {provider: openai, baseUrl: '${model.url}', apiKey: test-key, model: fake${opts.modelOptions ?? ''}}\ntools: ${toolsList}\nagents:\n${opts.agentsYaml}`;
   const configFile = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'mesh-config-')), 'mesh.yaml');
   fs.writeFileSync(configFile, text);
@@ -113,7 +116,7 @@ export async function startMesh(t: Test, opts: MeshOptions): Promise<TestMesh> {
   let toolHostUrl: string;
   let toolHostProcess: ReturnType<typeof startService> | undefined;
   let toolHostProcessEnv: Record<string, string> | undefined;
-  if (opts.toolsModule) {
+  if (toolEntries.length > 0) {
     const port = await freePort();
     toolHostUrl = `http://127.0.0.1:${port}`;
     toolHostProcessEnv = {

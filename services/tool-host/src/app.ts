@@ -5,6 +5,8 @@ import { pino } from 'pino';
 import { CancelWatch } from './cancel/cancel-watch.js';
 import type { OutcomeStore } from './idempotency/outcome-store.js';
 import type { LoadedTool } from './load-tools.js';
+import type { McpConnection } from './mcp/mcp-connection.js';
+import { readinessRoutes } from './routes/readiness.js';
 import { toolRoutes } from './routes/tools.js';
 
 /** What the tool-host app is built from. */
@@ -19,6 +21,8 @@ export interface ToolHostOptions {
    * (its own subscriber connection, opened when the app is ready and closed with it).
    */
   cancels?: CancelWatch | undefined;
+  /** The mounted MCP servers, whose outages `/readyz` reports. */
+  mcpServers?: readonly McpConnection[] | undefined;
   /** A pino logger; silent when absent. */
   logger?: FastifyBaseLogger;
 }
@@ -32,7 +36,7 @@ export function buildToolHost(opts: ToolHostOptions): FastifyInstance {
   });
   const expected = opts.internalToken ? Buffer.from(`Bearer ${opts.internalToken}`) : undefined;
   app.addHook('onRequest', async (req) => {
-    if (!expected || req.url === '/healthz') return;
+    if (!expected || req.url === '/healthz' || req.url === '/readyz') return;
     const given = Buffer.from(req.headers.authorization ?? '');
     if (given.length !== expected.length || !timingSafeEqual(given, expected)) {
       throw new MeshError('unauthorized', 'A valid internal token is required.');
@@ -75,6 +79,7 @@ export function buildToolHost(opts: ToolHostOptions): FastifyInstance {
       .send(new MeshError('not_found', `Route ${req.method} ${req.url.split('?')[0]} not found.`).toBody()),
   );
   app.get('/healthz', async () => ({ status: 'ok' }));
+  app.register(readinessRoutes, { mcpServers: opts.mcpServers ?? [] });
   const cancels =
     opts.cancels ??
     (opts.outcomes && new CancelWatch(opts.outcomes.redis, opts.outcomes.keys, app.log as Logger));

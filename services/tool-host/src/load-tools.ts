@@ -25,14 +25,8 @@ export async function loadTools(config: MeshConfig): Promise<LoadedTool[]> {
   const tools = new Map<string, LoadedTool>();
   for (const [i, entry] of config.tools.entries()) {
     const path = `tools[${i}]`;
-    if (typeof entry !== 'string') {
-      problems.push({
-        file: config.file,
-        path,
-        message: 'MCP servers are not supported by this tool-host yet',
-      });
-      continue;
-    }
+    // MCP servers are mounted apart (mountMcpServers): they are connected, not imported.
+    if (typeof entry !== 'string') continue;
     let mod: Record<string, unknown>;
     try {
       mod = await importModule(entry);

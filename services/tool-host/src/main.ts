@@ -12,6 +12,7 @@ import { pino } from 'pino';
 import { buildToolHost } from './app.js';
 import { OutcomeStore } from './idempotency/outcome-store.js';
 import { loadTools } from './load-tools.js';
+import { mountMcpServers } from './mcp/mount-mcp-servers.js';
 import { publishCatalogue } from './publish-catalogue.js';
 
 // JSON lines, or human-readable ones on a terminal (npm start says which through LOG_FORMAT).
@@ -33,13 +34,25 @@ try {
   });
   if (exposed) log.warn(exposed);
   const config = await loadConfig(env.configFile, process.env);
-  const tools = await loadTools(config);
+  const native = await loadTools(config);
+  const mcp = await mountMcpServers(
+    config,
+    native.map((t) => t.info.name),
+    log,
+  );
+  const tools = [...native, ...mcp.tools];
   const redis = new Redis(env.redisUrl, { maxRetriesPerRequest: null });
   redis.on('error', (e: Error) => log.warn({ err: e.message }, 'redis connection error'));
   const keys = keyLayout(env.prefix);
   // Outcomes outlive every invocation that could repeat the call: kept for the retention period.
   const outcomes = new OutcomeStore(redis, keys, env.retentionSeconds);
-  const app = buildToolHost({ tools, internalToken: env.internalToken, logger: log, outcomes });
+  const app = buildToolHost({
+    tools,
+    internalToken: env.internalToken,
+    logger: log,
+    outcomes,
+    mcpServers: mcp.servers,
+  });
   await app.listen({ port: env.toolHostPort, host: env.host });
   const version = await publishCatalogue(
     redis,
@@ -49,6 +62,8 @@ try {
   log.info({ tools: tools.map((t) => t.info.name), version }, 'tool-host ready; catalogue published');
   const stop = async () => {
     await app.close();
+    // After the app: calls still running on MCP servers end before their servers are closed.
+    await Promise.all(mcp.servers.map((s) => s.close()));
     redis.disconnect();
     process.exit(0);
   };

@@ -1,6 +1,7 @@
 import {
   compileSchema,
   describeValidation,
+  isMeshError,
   type Logger,
   MeshError,
   type ToolContext,
@@ -18,7 +19,8 @@ export type RunResult = { outcome: StoredOutcome; abandoned: boolean };
  * Runs one tool call under its timeout, with the injected context; every failure becomes an
  * outcome (a throw is `tool_failed` with its message, a result failing the output schema too).
  * Only `cancelled` (the invocation's cancellation) aborts it early, never the caller leaving;
- * a tool so aborted that did not finish leaves the call abandoned (its key in doubt).
+ * a tool so aborted that did not finish, or one that throws `tool_in_doubt`, leaves the call
+ * abandoned (its key in doubt).
  */
 export async function runTool(
   tool: LoadedTool,
@@ -57,6 +59,13 @@ export async function runTool(
       return {
         outcome: { ok: false, error: { code: 'tool_timeout', message: `no answer within ${timeoutMs} ms` } },
         abandoned: false,
+      };
+    }
+    // The tool lost its way to whatever did the work (an MCP server that died mid-call): the key stays in doubt.
+    if (isMeshError(e, 'tool_in_doubt')) {
+      return {
+        outcome: { ok: false, error: { code: 'tool_in_doubt', message: e.message } },
+        abandoned: true,
       };
     }
     const message = e instanceof MeshError || e instanceof Error ? e.message : String(e);

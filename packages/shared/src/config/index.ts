@@ -17,6 +17,8 @@ export type {
   ConfigEnv,
   ConfigFormat,
   ConfigProblem,
+  McpServerConfig,
+  McpToolsEntry,
   MeshConfig,
   ModelConfig,
   ToolsEntry,

@@ -30,22 +30,31 @@ const ModelEntry = Type.Object(
   { additionalProperties: false },
 );
 
+// One object for both kinds of MCP server, so a mistake is reported by normalizeMcpEntry in the
+// config author's words ("give either command or url") rather than as a failed union.
+const McpServer = Type.Object(
+  {
+    command: Type.Optional(Type.String({ minLength: 1 })),
+    args: Type.Optional(Type.Array(Type.String())),
+    env: Type.Optional(Type.Record(Type.String(), Type.String())),
+    url: Type.Optional(Type.String()),
+    headers: Type.Optional(Type.Record(Type.String(), Type.String())),
+  },
+  { additionalProperties: false },
+);
+
 const McpEntry = Type.Object(
   {
-    mcp: Type.Object(
-      {
-        command: Type.String(),
-        args: Type.Optional(Type.Array(Type.String())),
-        env: Type.Optional(Type.Record(Type.String(), Type.String())),
-      },
-      { additionalProperties: false },
-    ),
+    mcp: McpServer,
+    prefix: Type.Optional(Type.String()),
+    idempotent: Type.Optional(Type.Boolean()),
+    timeoutMs: Type.Optional(Type.Integer({ minimum: 1 })),
   },
   { additionalProperties: false },
 );
 
 const ToolsEntry = Type.Union([Type.String(), McpEntry], {
-  description: 'a module path or {mcp: {command, args?, env?}}',
+  description: 'a module path, {mcp: {command, args?, env?}} or {mcp: {url, headers?}}',
 });
 
 const AgentEntry = Type.Object(

@@ -1,10 +1,11 @@
 import { dirname, resolve } from 'node:path';
-import { formatPath } from './config-path.js';
 import { isRecord } from './is-record.js';
 import { DEFAULT_TOOL_HOST } from './mesh-config-schema.js';
 import { normalizeAgent } from './normalize-agent.js';
+import { normalizeMcpEntry } from './normalize-mcp-entry.js';
 import { resolveModulePath } from './resolve-module-path.js';
-import type { AgentConfig, ConfigProblem, MeshConfig, ModelConfig, ToolsEntry } from './types.js';
+import type { AgentConfig, ConfigProblem, MeshConfig, ModelConfig } from './types.js';
+import { urlProblems } from './url-problems.js';
 
 /**
  * Turns a defaulted config tree into the final `MeshConfig` (absolute paths, default models, parsed
@@ -25,7 +26,12 @@ export function normalizeConfig(
   }
   const toolHost = typeof root.toolHost === 'string' ? root.toolHost : DEFAULT_TOOL_HOST;
   problems.push(...urlProblems(toolHost, file, ['toolHost']));
-  const tools = (Array.isArray(root.tools) ? root.tools : []).map((entry) => toolsEntry(entry, dir));
+  const tools = (Array.isArray(root.tools) ? root.tools : []).map((entry, i) => {
+    if (typeof entry === 'string') return resolveModulePath(entry, dir);
+    const mcp = normalizeMcpEntry(entry, file, ['tools', i]);
+    problems.push(...mcp.problems);
+    return mcp.entry;
+  });
   const agents: Record<string, AgentConfig> = {};
   const ctx = { file, dir, models: Object.keys(models) };
   for (const [name, raw] of Object.entries(isRecord(root.agents) ? root.agents : {})) {
@@ -35,25 +41,4 @@ export function normalizeConfig(
     problems.push(...normalized.problems);
   }
   return { config: { file: absolute, models, toolHost, tools, agents }, problems };
-}
-
-// A module path is made absolute; an MCP mount gets its `args` default.
-function toolsEntry(entry: unknown, dir: string): ToolsEntry {
-  if (typeof entry === 'string') return resolveModulePath(entry, dir);
-  if (isRecord(entry) && isRecord(entry.mcp)) {
-    return { mcp: { ...entry.mcp, args: entry.mcp.args ?? [] } } as ToolsEntry;
-  }
-  return entry as ToolsEntry;
-}
-
-function urlProblems(value: unknown, file: string, path: string[]): ConfigProblem[] {
-  if (typeof value !== 'string') return [];
-  let protocol: string;
-  try {
-    protocol = new URL(value).protocol;
-  } catch {
-    return [{ file, path: formatPath(path), message: `not a URL: ${JSON.stringify(value)}` }];
-  }
-  if (protocol === 'http:' || protocol === 'https:') return [];
-  return [{ file, path: formatPath(path), message: `not an http(s) URL: ${JSON.stringify(value)}` }];
 }

@@ -4,7 +4,7 @@ import type { MeshConfig, ToolsEntry } from './types.js';
 const HIDDEN = '***';
 
 /**
- * A copy of the config fit for logs: every non-empty `apiKey` and every MCP server `env` value
+ * A copy of the config fit for logs: every non-empty `apiKey` and every MCP server `env` or `headers` value
  * becomes `***` (an empty key stays '' so that "no key configured" remains visible).
  */
 export function redactConfig(config: MeshConfig): MeshConfig {
@@ -15,9 +15,18 @@ export function redactConfig(config: MeshConfig): MeshConfig {
     ]),
   );
   const tools = config.tools.map((entry): ToolsEntry => {
-    if (typeof entry === 'string' || entry.mcp.env === undefined) return entry;
-    const env = Object.fromEntries(Object.keys(entry.mcp.env).map((key) => [key, HIDDEN]));
-    return { mcp: { ...entry.mcp, env } };
+    if (typeof entry === 'string') return entry;
+    const server = entry.mcp;
+    if ('env' in server && server.env !== undefined)
+      return { ...entry, mcp: { ...server, env: hidden(server.env) } };
+    if ('headers' in server && server.headers !== undefined) {
+      return { ...entry, mcp: { ...server, headers: hidden(server.headers) } };
+    }
+    return entry;
   });
   return deepFreeze({ ...config, models, tools });
+}
+
+function hidden(values: Record<string, string>): Record<string, string> {
+  return Object.fromEntries(Object.keys(values).map((key) => [key, HIDDEN]));
 }

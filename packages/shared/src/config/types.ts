@@ -11,7 +11,22 @@ export interface ModelConfig {
 }
 
 /** A tools entry: a module path (resolved against the config file) or a mounted MCP server. */
-export type ToolsEntry = string | { mcp: { command: string; args: string[]; env?: Record<string, string> } };
+export type ToolsEntry = string | McpToolsEntry;
+
+/** An MCP server the tool-host starts (stdio: `command`) or reaches (Streamable HTTP: `url`). */
+export type McpServerConfig =
+  | { command: string; args: string[]; env?: Record<string, string> }
+  | { url: string; headers?: Record<string, string> };
+
+/** A `tools` entry mounting an MCP server: its tools are served as `<prefix><name>`. */
+export interface McpToolsEntry {
+  mcp: McpServerConfig;
+  prefix?: string;
+  /** Overrides every tool's `idempotentHint` when given. */
+  idempotent?: boolean;
+  /** Each call's time limit in milliseconds (the tool-host's default when absent). */
+  timeoutMs?: number;
+}
 
 /** One agent entry (`agents.<name>`), ReAct (instructions + model) or code (`module:`). */
 export interface AgentConfig {

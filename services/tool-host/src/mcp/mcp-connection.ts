@@ -1,0 +1,277 @@
+import { type Logger, type McpServerConfig, MeshError } from '@agentmesh/shared';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { type CallToolResult, ErrorCode, McpError, type Tool } from '@modelcontextprotocol/sdk/types.js';
+import { describeMcpServer, isStdio, mcpTransport } from './mcp-transport.js';
+
+/** How quickly a connection is retried and checked; the defaults suit production. */
+export interface McpTiming {
+  /** The first wait before restarting or reconnecting a server; doubled after each failure. */
+  retryInitialMs: number;
+  retryMaxMs: number;
+  /** A server up this long is healthy again: its next loss is retried after the first wait. */
+  stableMs: number;
+  /** How often an HTTP server is pinged, and how long a ping (or the initialize handshake) may take. */
+  pingIntervalMs: number;
+  requestTimeoutMs: number;
+  /** How long the first connection to an HTTP server is retried at start (it may start later). */
+  startWaitMs: number;
+}
+
+/** Production timing. */
+export const MCP_TIMING: McpTiming = {
+  retryInitialMs: 250,
+  retryMaxMs: 10_000,
+  stableMs: 30_000,
+  pingIntervalMs: 5_000,
+  requestTimeoutMs: 10_000,
+  startWaitMs: 30_000,
+};
+
+/** What readiness reports of a server that is down. */
+export interface McpOutage {
+  /** `tools[1]`: where the config mounts it. */
+  path: string;
+  server: string;
+  /** `restarting` (stdio) or `reconnecting` (HTTP). */
+  state: 'restarting' | 'reconnecting';
+  since: string;
+}
+
+// Failures that prove the request never reached the server: the call is not in doubt.
+const REFUSED = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH']);
+
+/**
+ * One mounted MCP server (DESIGN §14) through the SDK's Client: connected at start, a dead stdio
+ * server restarted and a dropped HTTP one reconnected with backoff (HTTP servers are pinged, since
+ * only a failed request shows they are gone). While it is down, calls fail at once; a call in
+ * flight when it goes away is in doubt (`tool_in_doubt`).
+ */
+export class McpConnection {
+  /** The server's own name (`serverInfo.name`), known once connected. */
+  name: string;
+  private client: Client | undefined;
+  private outage: { since: Date } | undefined;
+  private closed = false;
+  private upSince = 0;
+  private retryMs: number;
+  private timer: NodeJS.Timeout | undefined;
+  private checking = false;
+  private startTools: string[] = [];
+
+  constructor(
+    private readonly server: McpServerConfig,
+    /** Where the config mounts it: `tools[1]`. */
+    readonly path: string,
+    private readonly cwd: string,
+    private readonly log: Logger,
+    private readonly timing: McpTiming = MCP_TIMING,
+  ) {
+    this.name = describeMcpServer(server);
+    this.retryMs = timing.retryInitialMs;
+  }
+
+  /** How messages name it: `MCP server "files" (tools[1])`. */
+  get title(): string {
+    return `MCP server "${this.name}" (${this.path})`;
+  }
+
+  /**
+   * Connects for the first time and lists the server's tools. A stdio server gets one try (it is
+   * ours to start: a failure is a config error); an HTTP one is retried for `startWaitMs`.
+   */
+  async start(): Promise<Tool[]> {
+    const giveUpAt = Date.now() + (isStdio(this.server) ? 0 : this.timing.startWaitMs);
+    let wait = this.timing.retryInitialMs;
+    for (;;) {
+      try {
+        const tools = await this.open();
+        this.startTools = tools.map((t) => t.name).sort();
+        return tools;
+      } catch (e) {
+        if (this.closed || Date.now() + wait > giveUpAt) {
+          const verb = isStdio(this.server) ? 'start' : 'reach';
+          throw new Error(`cannot ${verb} MCP server ${describeMcpServer(this.server)}: ${messageOf(e)}`);
+        }
+        await new Promise((r) => setTimeout(r, wait));
+        wait = Math.min(this.timing.retryMaxMs, wait * 2);
+      }
+    }
+  }
+
+  /** Calls a tool; `signal` (the invocation's cancellation or the call's timeout) is sent on as an MCP cancellation. */
+  async call(tool: string, args: unknown, signal: AbortSignal, timeoutMs: number): Promise<CallToolResult> {
+    const client = this.client;
+    if (!client) throw this.unavailable();
+    try {
+      const params = { name: tool, arguments: args as Record<string, unknown> };
+      // The SDK's own timer is a backstop: the tool-host's timeout aborts `signal` first.
+      return (await client.callTool(params, undefined, {
+        signal,
+        timeout: timeoutMs + 1000,
+      })) as CallToolResult;
+    } catch (e) {
+      if (signal.aborted || !isTransportFailure(e)) throw e;
+      this.log.warn({ err: messageOf(e), tool }, `${this.title}: the call failed in transit`);
+      void this.check(client);
+      if (isRefused(e)) throw this.unavailable();
+      throw new MeshError(
+        'tool_in_doubt',
+        `The call may or may not have taken effect: ${this.title} went away while it ran.`,
+      );
+    }
+  }
+
+  /** Undefined while the server is up; else what readiness says of it. */
+  outageReport(): McpOutage | undefined {
+    if (!this.outage) return undefined;
+    return {
+      path: this.path,
+      server: this.name,
+      state: isStdio(this.server) ? 'restarting' : 'reconnecting',
+      since: this.outage.since.toISOString(),
+    };
+  }
+
+  /** Stops retrying and closes the connection (a stdio server's process ends with it). */
+  async close(): Promise<void> {
+    this.closed = true;
+    clearTimeout(this.timer);
+    const client = this.client;
+    this.client = undefined;
+    await client?.close().catch(() => undefined);
+  }
+
+  /** One connection: the SDK's initialize handshake (protocol version negotiated), then tools/list. */
+  private async open(): Promise<Tool[]> {
+    const client = new Client({ name: 'agentmesh-tool-host', version: '0.1.0' });
+    client.onclose = () => this.lost(client, 'the connection closed');
+    // The SDK reports a dropped HTTP stream here first: see whether the server still answers.
+    client.onerror = (e) => {
+      if (this.client !== client) return;
+      this.log.debug({ err: e.message }, `${this.title}: transport error`);
+      void this.check(client);
+    };
+    try {
+      await client.connect(mcpTransport(this.server, this.cwd, this.log), {
+        timeout: this.timing.requestTimeoutMs,
+      });
+      const tools: Tool[] = [];
+      let cursor: string | undefined;
+      do {
+        const page = await client.listTools(cursor ? { cursor } : undefined, {
+          timeout: this.timing.requestTimeoutMs,
+        });
+        tools.push(...page.tools);
+        cursor = page.nextCursor;
+      } while (cursor);
+      if (this.closed) throw new Error('the tool-host is closing');
+      this.name = client.getServerVersion()?.name || this.name;
+      this.client = client;
+      this.outage = undefined;
+      this.upSince = Date.now();
+      this.log.info(
+        { protocolVersion: protocolVersionOf(client), tools: tools.length },
+        `${this.title} connected`,
+      );
+      this.schedulePing(client);
+      return tools;
+    } catch (e) {
+      await client.close().catch(() => undefined);
+      throw e;
+    }
+  }
+
+  /** Pings an HTTP server; no answer means it is gone. */
+  private async check(client: Client): Promise<void> {
+    if (this.checking || this.client !== client) return;
+    this.checking = true;
+    try {
+      await client.ping({ timeout: this.timing.requestTimeoutMs });
+    } catch (e) {
+      this.lost(client, `no answer to ping: ${messageOf(e)}`);
+    } finally {
+      this.checking = false;
+    }
+  }
+
+  private schedulePing(client: Client): void {
+    if (isStdio(this.server)) return; // a stdio server's exit closes its transport
+    clearTimeout(this.timer);
+    this.timer = setTimeout(async () => {
+      await this.check(client);
+      if (this.client === client) this.schedulePing(client);
+    }, this.timing.pingIntervalMs);
+  }
+
+  /** The connection is gone: calls in flight end in doubt (closing the client rejects them) and a retry is scheduled. */
+  private lost(client: Client, reason: string): void {
+    if (this.closed || this.client !== client) return;
+    this.client = undefined;
+    this.outage = { since: new Date() };
+    clearTimeout(this.timer);
+    const stable = Date.now() - this.upSince >= this.timing.stableMs;
+    this.retryMs = stable ? this.timing.retryInitialMs : Math.min(this.timing.retryMaxMs, this.retryMs * 2);
+    this.log.warn(
+      { reason },
+      `${this.title} is down; ${isStdio(this.server) ? 'restarting' : 'reconnecting'}`,
+    );
+    void client.close().catch(() => undefined);
+    this.retry();
+  }
+
+  private retry(): void {
+    if (this.closed) return;
+    this.timer = setTimeout(async () => {
+      try {
+        const tools = await this.open();
+        const names = tools.map((t) => t.name).sort();
+        if (names.join('\n') !== this.startTools.join('\n')) {
+          // The catalogue is published once: a changed list is served as it was at start.
+          this.log.warn(
+            { now: names, atStart: this.startTools },
+            `${this.title} lists other tools than at start`,
+          );
+        }
+      } catch (e) {
+        if (this.closed) return;
+        this.log.warn({ err: messageOf(e), retryInMs: this.retryMs }, `${this.title} is still down`);
+        this.retryMs = Math.min(this.timing.retryMaxMs, this.retryMs * 2);
+        this.retry();
+      }
+    }, this.retryMs);
+  }
+
+  private unavailable(): MeshError {
+    const doing = isStdio(this.server) ? 'it is being restarted' : 'reconnecting';
+    return new MeshError('tool_failed', `${this.title} is unavailable: ${doing}.`);
+  }
+}
+
+/**
+ * A failure of the connection rather than an answer: the server's own JSON-RPC errors and the
+ * HTTP statuses it answers (a 404 is its lost session) are McpErrors and StreamableHTTPErrors.
+ */
+function isTransportFailure(e: unknown): boolean {
+  if (e instanceof McpError) return e.code === ErrorCode.ConnectionClosed;
+  if (e instanceof StreamableHTTPError) return e.code === 404;
+  return e instanceof TypeError || isRefused(e);
+}
+
+/** The request never reached the server: no process, no connection, or an unknown session. */
+function isRefused(e: unknown): boolean {
+  if (e instanceof StreamableHTTPError) return e.code === 404;
+  if (!(e instanceof Error)) return false;
+  if (e.message === 'Not connected') return true;
+  const code = (e.cause as { code?: string } | undefined)?.code;
+  return code !== undefined && REFUSED.has(code);
+}
+
+function protocolVersionOf(client: Client): string | undefined {
+  // The SDK keeps the negotiated version on the transport (HTTP sends it as a header); stdio does not expose it.
+  return (client.transport as { protocolVersion?: string } | undefined)?.protocolVersion;
+}
+
+function messageOf(e: unknown): string {
+  return e instanceof Error ? e.message : String(e);
+}
