@@ -35,6 +35,8 @@ export interface KeyLayout {
   doneChannel(): string;
   /** Channel: cancel an invocation subtree (message = invocation id). */
   cancelChannel(): string;
+  /** Channel: an MCP client cancelled a tools/call (message = the call's scope hash, mcp/mcp-calls.ts). */
+  mcpCancelChannel(): string;
   /** Hash with TTL: a tool call's record for an Idempotency-Key (`tool`, `args` hash, `outcome`). */
   toolOutcome(idempotencyKey: string): string;
   /** String with TTL: the lease of a tool call running under an Idempotency-Key (same slot). */
@@ -72,6 +74,7 @@ export function keyLayout(prefix = 'mesh'): KeyLayout {
     agentRunners: (agent) => `${prefix}:runners:${agent}`,
     doneChannel: () => `${prefix}:done`,
     cancelChannel: () => `${prefix}:cancel`,
+    mcpCancelChannel: () => `${prefix}:mcp-cancel`,
     // One hash tag per Idempotency-Key (its sha256: bounded, any bytes): record and lease share a slot.
     toolOutcome: (key) => `${prefix}:{tool:${sha256(key)}}:outcome`,
     toolLease: (key) => `${prefix}:{tool:${sha256(key)}}:lease`,

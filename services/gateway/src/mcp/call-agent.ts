@@ -1,0 +1,94 @@
+import { compileSchema, describeValidation, MeshError } from '@agentmesh/shared';
+import { type CallToolResult, ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
+import type { Caller } from '../auth/caller.js';
+import type { InvocationService } from '../invocations/invocation-service.js';
+import type { MeshState } from '../mesh-state.js';
+import type { McpCalls } from './mcp-calls.js';
+import { toolResult } from './tool-result.js';
+import { toolSchemas } from './tool-schemas.js';
+
+/** What answering a tools/call needs from the gateway. */
+export interface CallAgentDeps {
+  mesh: MeshState;
+  invocations: InvocationService;
+  calls: McpCalls;
+  /** How long a call waits for the agent (MESH_MCP_WAIT_SECONDS). */
+  waitSeconds: number;
+  /** The invocation's deadline (MESH_DEFAULT_TIMEOUT_SECONDS). */
+  defaultTimeoutSeconds: number;
+}
+
+/** One tools/call as the route received it. */
+export interface AgentCall {
+  caller: Caller;
+  name: string;
+  args: Record<string, unknown> | undefined;
+  /** The request's scope (McpCalls.scope): a cancellation naming it cancels the invocation. */
+  scope: string;
+  /** Aborted when the client went away (or the server closed): the wait ends, the invocation goes on. */
+  signal: AbortSignal;
+  traceparent: string | undefined;
+  /** Ends the HTTP answer without a response, as a cancelled request gets none (MCP cancellation). */
+  abandon(): void;
+}
+
+/**
+ * Answers an MCP tools/call by invoking the agent as `POST /agents/{name}/invoke` does and waiting
+ * for it (DESIGN §14). An unknown agent, or one outside the API key's scope, is a JSON-RPC invalid
+ * params error; arguments that fail the agent's input schema are an `isError` result naming each
+ * problem (so a model can correct them); a cancellation of the request cancels the invocation.
+ */
+export async function callAgent(deps: CallAgentDeps, call: AgentCall): Promise<CallToolResult> {
+  const plan = deps.mesh.plan;
+  if (!plan)
+    throw new McpError(
+      ErrorCode.InternalError,
+      'unavailable: the tool catalogue has not been published yet.',
+    );
+  const agent = Object.hasOwn(plan.agents, call.name) ? plan.agents[call.name] : undefined;
+  if (!agent || !call.caller.mayUse(agent.name))
+    throw new McpError(
+      ErrorCode.InvalidParams,
+      `Unknown tool: ${call.name} (tools/list names those you may call).`,
+    );
+  const args = call.args ?? {};
+  const input = toolSchemas(agent).wrapped ? args.input : args;
+  if (agent.inputSchema) {
+    const verdict = compileSchema(agent.inputSchema)(input);
+    if (!verdict.ok) {
+      const text = `invalid_input: ${describeValidation(verdict.details)}`;
+      return { content: [{ type: 'text', text }], isError: true };
+    }
+  }
+  const wait = new AbortController();
+  let cancelled = false;
+  const untrack = deps.calls.track(call.scope, () => {
+    cancelled = true;
+    wait.abort();
+  });
+  const onGone = () => wait.abort();
+  call.signal.addEventListener('abort', onGone, { once: true });
+  try {
+    const view = await deps.invocations
+      .start(agent, input, {
+        timeoutMs: deps.defaultTimeoutSeconds * 1000,
+        waitMs: deps.waitSeconds * 1000,
+        signal: wait.signal,
+        owner: call.caller.owner,
+        traceparent: call.traceparent,
+      })
+      .catch((e: unknown) => {
+        if (e instanceof MeshError) throw new McpError(ErrorCode.InternalError, `${e.code}: ${e.message}`);
+        throw e;
+      });
+    untrack();
+    if (cancelled) {
+      await deps.invocations.cancel(view.id, call.caller);
+      call.abandon();
+    }
+    return toolResult(view, deps.waitSeconds);
+  } finally {
+    untrack();
+    call.signal.removeEventListener('abort', onGone);
+  }
+}

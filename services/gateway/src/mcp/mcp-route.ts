@@ -1,0 +1,92 @@
+import { randomBytes } from 'node:crypto';
+import { type KeyLayout, MeshError } from '@agentmesh/shared';
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import type { FastifyPluginAsync } from 'fastify';
+import type { Redis } from 'ioredis';
+import type { InvocationService } from '../invocations/invocation-service.js';
+import type { MeshState } from '../mesh-state.js';
+import { McpCalls } from './mcp-calls.js';
+import { MCP_SCHEMA } from './mcp-schema.js';
+import { mcpServer } from './mcp-server.js';
+
+/** Options of the MCP route. */
+export interface McpRoutesOptions {
+  mesh: MeshState;
+  invocations: InvocationService;
+  /** The shared command connection (cancellations are published on it). */
+  redis: Redis;
+  /** A connection in subscriber mode (the gateway's), to hear cancellations from every gateway. */
+  subscriber: Redis;
+  keys: KeyLayout;
+  /** How long a tools/call waits for the agent (MESH_MCP_WAIT_SECONDS, default 300). */
+  waitSeconds: number;
+  defaultTimeoutSeconds: number;
+}
+
+const isInitialize = (body: unknown): boolean =>
+  typeof body === 'object' && body !== null && (body as { method?: unknown }).method === 'initialize';
+
+/**
+ * `POST /mcp`: the agents as an MCP server over stateless Streamable HTTP (DESIGN §14), with the
+ * SDK's own transport, one server and transport per request. Auth (a bearer key and its scope) is
+ * the gateway's, as for REST. GET and DELETE answer 405: there is no standalone stream and no
+ * session to end. An `initialize` answer carries an `Mcp-Session-Id`, a random token the gateway
+ * keeps nowhere: clients echo it, so a cancellation finds the client's own call (McpCalls).
+ */
+export const mcpRoutes: FastifyPluginAsync<McpRoutesOptions> = async (app, opts) => {
+  const calls = new McpCalls(opts.redis, opts.keys.mcpCancelChannel());
+  await calls.listen(opts.subscriber);
+  const deps = {
+    mesh: opts.mesh,
+    invocations: opts.invocations,
+    calls,
+    waitSeconds: opts.waitSeconds,
+    defaultTimeoutSeconds: opts.defaultTimeoutSeconds,
+  };
+
+  app.post(
+    '/mcp',
+    {
+      schema: MCP_SCHEMA,
+      preValidation: async (req) => {
+        if (req.body === undefined)
+          throw new MeshError('invalid_json', 'The request body is empty: send a JSON-RPC message.');
+      },
+    },
+    async (req, reply) => {
+      const sent = req.headers['mcp-session-id'];
+      const session =
+        typeof sent === 'string'
+          ? sent
+          : isInitialize(req.body)
+            ? randomBytes(16).toString('hex')
+            : undefined;
+      const traceparent = typeof req.headers.traceparent === 'string' ? req.headers.traceparent : undefined;
+      const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
+      const server = mcpServer(deps, {
+        caller: req.meshCaller,
+        session,
+        traceparent,
+        abandon: () => void transport.close(),
+      });
+      reply.hijack();
+      if (session !== undefined && sent === undefined) reply.raw.setHeader('mcp-session-id', session);
+      // Finished or dropped, the answer's end closes both; a call still waiting then stops waiting
+      // (a disconnection is no cancellation: the invocation goes on, as after a REST invoke).
+      reply.raw.on('close', () => {
+        void transport.close();
+        void server.close();
+      });
+      try {
+        await server.connect(transport);
+        await transport.handleRequest(req.raw, reply.raw, req.body);
+      } catch (e) {
+        req.log.error({ err: (e as Error).message }, 'mcp request failed');
+        if (!reply.raw.headersSent) {
+          const body = JSON.stringify(new MeshError('internal').toBody());
+          reply.raw.writeHead(500, { 'content-type': 'application/json' }).end(body);
+        }
+      }
+    },
+  );
+};
