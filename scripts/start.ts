@@ -3,7 +3,7 @@
 // Output: human-readable lines on a terminal, JSON lines otherwise or with LOG_FORMAT=json; the
 // children are told which through LOG_FORMAT (theirs is a pipe, never a terminal).
 import { fileURLToPath } from 'node:url';
-import { type LogFormat, logFormat } from '@agentmesh/shared';
+import { type LogFormat, logFormat, type ServiceEnv, serviceEnv } from '@agentmesh/shared';
 import { type DemoModel, startDemoModel } from '../demo/model/demo-model.js';
 import { agentmeshGatewayPid, checkPorts, type WantedPort } from './check-ports.js';
 import { ensureRedis, type RedisHandle } from './ensure-redis.js';
@@ -17,13 +17,16 @@ const GRACE_MS = 15_000;
 const SIGNAL_RACE_MS = 300;
 
 const env = process.env;
+// The services' own variables are parsed as the services parse them; RUNNERS and
+// READY_TIMEOUT_SECONDS are npm start's alone.
+const meshEnv = readServiceEnv();
 const runners = setting('RUNNERS', 2, 1);
-const gatewayPort = setting('GATEWAY_PORT', 3000, 1);
-const toolHostPort = setting('TOOL_HOST_PORT', 3002, 1);
+const gatewayPort = listenPort('GATEWAY_PORT', meshEnv.gatewayPort);
+const toolHostPort = listenPort('TOOL_HOST_PORT', meshEnv.toolHostPort);
 const readyTimeoutMs = setting('READY_TIMEOUT_SECONDS', 180, 1) * 1000;
-const runnerMetricsPort = setting('RUNNER_METRICS_PORT', 0, 0);
-const toolHostUrl = env.TOOL_HOST_URL || `http://127.0.0.1:${toolHostPort}`;
-const host = !env.HOST || env.HOST === '0.0.0.0' || env.HOST === '::' ? '127.0.0.1' : env.HOST;
+const runnerMetricsPort = meshEnv.runnerMetricsPort;
+const toolHostUrl = meshEnv.toolHostUrl ?? `http://127.0.0.1:${toolHostPort}`;
+const host = meshEnv.host === '0.0.0.0' || meshEnv.host === '::' ? '127.0.0.1' : meshEnv.host;
 const gatewayUrl = `http://${host.includes(':') ? `[${host}]` : host}:${gatewayPort}`;
 const WIDTH = Math.max('tool-host'.length, `runner-${runners}`.length);
 const output: MeshOutput = { format: chooseFormat(), width: WIDTH };
@@ -80,7 +83,7 @@ process.on('exit', () => {
 process.on('uncaughtException', (e) => void shutdown(1, `npm start failed: ${e.stack ?? e.message}`));
 
 // Every port is checked before anything starts: a taken one would otherwise fail a service midway.
-const problems = await checkPorts(wantedPorts(), env.HOST || '127.0.0.1');
+const problems = await checkPorts(wantedPorts(), meshEnv.host);
 if (problems.length > 0) {
   for (const problem of problems) say(problem, LEVELS.error);
   say(
@@ -90,7 +93,7 @@ if (problems.length > 0) {
   process.exit(1);
 }
 try {
-  redis = await ensureRedis(env.REDIS_URL || 'redis://127.0.0.1:6379', say, output);
+  redis = await ensureRedis(meshEnv.redisUrl, say, output);
 } catch (e) {
   say((e as Error).message, LEVELS.error);
   await shutdown(1, 'cannot run the mesh without Redis');
@@ -138,7 +141,7 @@ const gateway = start('gateway', 'services/gateway/dist/main.js');
 
 say(`waiting for ${gatewayUrl}/readyz ...`);
 if (await waitForOwnGateway(gateway, readyTimeoutMs)) {
-  const auth = env.MESH_API_KEYS ? ` \\\n  -H 'authorization: Bearer <one of MESH_API_KEYS>'` : '';
+  const auth = meshEnv.apiKeys ? ` \\\n  -H 'authorization: Bearer <one of MESH_API_KEYS>'` : '';
   const prompt =
     'How does Redis persist data with the append-only file, how do BullMQ flows make a parent job wait for its children, and what is 2 * (16 + 4)?';
   const curl =
@@ -207,6 +210,23 @@ function chooseFormat(): LogFormat {
 
 function describe(status: ExitStatus): string {
   return status.signal ? `signal ${status.signal}` : `exit code ${status.code}`;
+}
+
+/** The environment as every service will read it; a bad value stops npm start before anything starts. */
+function readServiceEnv(): ServiceEnv {
+  try {
+    return serviceEnv(env);
+  } catch (e) {
+    process.stderr.write(`${(e as Error).message}\n`);
+    process.exit(1);
+  }
+}
+
+/** A port npm start prints URLs for: the OS's pick (0) is refused. */
+function listenPort(name: string, port: number): number {
+  if (port >= 1) return port;
+  process.stderr.write(`${name} must be an integer ≥ 1, got "${port}"\n`);
+  process.exit(1);
 }
 
 function setting(name: string, fallback: number, min: number): number {

@@ -2,15 +2,19 @@
 export { checkExposure, type Exposure, isLoopback } from './auth/check-exposure.js';
 export { type ApiKey, parseApiKeys } from './auth/parse-api-keys.js';
 export * from './config/index.js';
+export * from './defaults.js';
 export * from './define.js';
+export { codedError } from './errors/coded-error.js';
 export {
   ERROR_CODES,
   type ErrorCode,
   type ErrorSpec,
   type Fault,
+  isErrorCode,
   messageOf,
   statusOf,
 } from './errors/error-codes.js';
+export { type FrameworkError, frameworkErrorCode } from './errors/framework-error-code.js';
 export { type ErrorBody, type ErrorDetail, isMeshError, MeshError } from './errors/mesh-error.js';
 export * from './ids.js';
 export { importModule } from './import-module.js';

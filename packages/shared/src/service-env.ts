@@ -1,3 +1,4 @@
+import { DEFAULT_DRAIN_MS, DEFAULT_MAX_CALLS_PER_TURN, DEFAULT_MAX_MODEL_REPLY_BYTES } from './defaults.js';
 import { MeshError } from './errors/mesh-error.js';
 
 /** The settings every service reads from its environment (DESIGN §10), parsed and checked. */
@@ -37,6 +38,8 @@ export interface ServiceEnv {
   maxCallsPerTurn: number;
   maxStreamsPerKey: number;
   maxStreams: number;
+  /** How long `POST /mcp`'s tools/call waits for the agent's answer (MESH_MCP_WAIT_SECONDS, DESIGN §14). */
+  mcpWaitSeconds: number;
 }
 
 /** Parses the environment; every bad value is reported at once with its variable name. */
@@ -74,16 +77,17 @@ export function serviceEnv(env: Record<string, string | undefined>): ServiceEnv 
     maxDelegationsPerTurn: int('MESH_MAX_DELEGATIONS_PER_TURN', 16, 0),
     maxResultBytes: int('MESH_MAX_RESULT_BYTES', 64 * 1024, 256),
     lockDurationMs: int('RUNNER_LOCK_MS', 3000, 500),
-    drainMs: int('RUNNER_DRAIN_MS', 30_000, 0),
+    drainMs: int('RUNNER_DRAIN_MS', DEFAULT_DRAIN_MS, 0),
     maxRecoveries: int('MESH_MAX_RECOVERIES', 5, 0),
     logLevel: str('LOG_LEVEL') ?? 'info',
     host: str('HOST') ?? '127.0.0.1',
     allowAnonymous: env.MESH_ALLOW_ANONYMOUS === 'true',
     maxTimeoutSeconds: int('MESH_MAX_TIMEOUT_SECONDS', 86_400, 1),
-    maxModelReplyBytes: int('MESH_MAX_MODEL_REPLY_BYTES', 4 * 1024 * 1024, 1024),
-    maxCallsPerTurn: int('MESH_MAX_CALLS_PER_TURN', 64, 1),
+    maxModelReplyBytes: int('MESH_MAX_MODEL_REPLY_BYTES', DEFAULT_MAX_MODEL_REPLY_BYTES, 1024),
+    maxCallsPerTurn: int('MESH_MAX_CALLS_PER_TURN', DEFAULT_MAX_CALLS_PER_TURN, 1),
     maxStreamsPerKey: int('MESH_MAX_STREAMS_PER_KEY', 32, 1),
     maxStreams: int('MESH_MAX_STREAMS', 1024, 1),
+    mcpWaitSeconds: int('MESH_MCP_WAIT_SECONDS', 300, 1),
   };
   if (settings.defaultTimeoutSeconds > settings.maxTimeoutSeconds) {
     problems.push({

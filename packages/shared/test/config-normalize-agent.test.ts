@@ -1,5 +1,6 @@
 import t from 'tap';
-import { DEFAULT_TOOL_HOST, parseConfig } from '../src/config/index.js';
+import { parseConfig } from '../src/config/index.js';
+import { DEFAULT_TOOL_HOST } from '../src/defaults.js';
 import { FILE, meshYaml, parse } from './fixtures/config/mesh-yaml.js';
 import { problemsOf } from './fixtures/config/problems-of.js';
 

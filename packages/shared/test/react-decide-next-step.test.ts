@@ -169,3 +169,162 @@ t.test('arguments nested deeper than 256 levels fail the call before they are pa
   t.strictSame('failure' in step.calls[1]! && step.calls[1].failure, refused);
   t.strictSame('failure' in step.calls[2]! && step.calls[2].failure, refused);
 });
+
+t.test('each recorded history leads to the step the loop must take next', async (t) => {
+  const { callRecord, history, modelReply, reactAgent } = await import('./fixtures/react/recorded-calls.js');
+  const clock = { content: '12:00' };
+  const rows: { name: string; agent?: AgentPlan; records: Map<string, CallRecord>; step: unknown }[] = [
+    {
+      name: 'nothing recorded: call the model',
+      records: history(),
+      step: { type: 'call_model', turn: 0, callId: modelCallId(0) },
+    },
+    {
+      name: 'a model call started but not answered: call it again',
+      records: history({ ...modelReply(0, 'x'), status: 'started', reply: undefined } as CallRecord),
+      step: { type: 'call_model', turn: 0, callId: modelCallId(0) },
+    },
+    {
+      name: 'a text reply without output schema: final',
+      records: history(modelReply(0, 'done')),
+      step: { type: 'final', output: 'done' },
+    },
+    {
+      name: 'a tool call not yet run: run it',
+      records: history(modelReply(0, [['clock', '{}']])),
+      step: {
+        type: 'call_tools',
+        turn: 0,
+        calls: [{ kind: 'tool', name: 'clock', callId: toolCallId(0, 0), providerId: 'p0-0', args: {} }],
+      },
+    },
+    {
+      name: 'every call of the turn finished: the next model call',
+      records: history(modelReply(0, [['clock', '{}']]), callRecord(0, 0, 'clock', clock)),
+      step: { type: 'call_model', turn: 1, callId: modelCallId(1) },
+    },
+    {
+      name: 'a started call is not done: run it again',
+      records: history(modelReply(0, [['clock', '{}']]), callRecord(0, 0, 'clock', 'started')),
+      step: {
+        type: 'call_tools',
+        turn: 0,
+        calls: [{ kind: 'tool', name: 'clock', callId: toolCallId(0, 0), providerId: 'p0-0', args: {} }],
+      },
+    },
+    {
+      name: 'a delegation to a declared sub-agent',
+      records: history(modelReply(0, [['_subagent_helper', '{"prompt":"hi"}']])),
+      step: {
+        type: 'call_tools',
+        turn: 0,
+        calls: [
+          {
+            kind: 'subagent',
+            name: 'helper',
+            callId: toolCallId(0, 0),
+            providerId: 'p0-0',
+            args: { prompt: 'hi' },
+          },
+        ],
+      },
+    },
+    {
+      name: 'an unknown tool fails before it runs',
+      records: history(modelReply(0, [['nope', '{}']])),
+      step: {
+        type: 'call_tools',
+        turn: 0,
+        calls: [
+          {
+            kind: 'tool',
+            name: 'nope',
+            callId: toolCallId(0, 0),
+            providerId: 'p0-0',
+            failure: { code: 'tool_not_found', message: 'Tool nope does not exist.' },
+          },
+        ],
+      },
+    },
+    {
+      name: 'a delegation past the depth limit fails before it runs',
+      records: history(modelReply(0, [['_subagent_helper', '{}']])),
+      step: {
+        type: 'call_tools',
+        turn: 0,
+        calls: [
+          {
+            kind: 'subagent',
+            name: 'helper',
+            callId: toolCallId(0, 0),
+            providerId: 'p0-0',
+            failure: { code: 'max_depth_exceeded', message: 'Delegation depth limit 0 reached.' },
+          },
+        ],
+      },
+    },
+    {
+      name: 'the last iteration calling tools again: max_iterations_exceeded',
+      agent: reactAgent({ maxIterations: 1 }),
+      records: history(modelReply(0, [['clock', '{}']])),
+      step: {
+        type: 'fail',
+        error: { code: 'max_iterations_exceeded', message: 'The agent reached its limit of 1 iterations.' },
+      },
+    },
+    {
+      name: 'an answer not matching the output schema goes back to the model',
+      agent: reactAgent({ outputSchema: answerSchema }),
+      records: history(modelReply(0, '{"answer": 1}')),
+      step: { type: 'call_model', turn: 1, callId: modelCallId(1) },
+    },
+    {
+      name: 'a matching answer after a refused one is final',
+      agent: reactAgent({ outputSchema: answerSchema }),
+      records: history(modelReply(0, 'no json'), modelReply(1, '```json\n{"answer": "42"}\n```')),
+      step: { type: 'final', output: { answer: '42' } },
+    },
+  ];
+  for (const row of rows) {
+    const depthLimited = row.name.includes('depth limit') ? { ...limits, maxDepth: 0 } : limits;
+    t.strictSame(decideNextStep(row.agent ?? reactAgent(), row.records, depthLimited), row.step, row.name);
+  }
+});
+
+t.test('judgeFinal accepts, narrows or refuses each final answer', async (t) => {
+  const rows: { name: string; schema: typeof answerSchema | null; content: string; verdict: unknown }[] = [
+    {
+      name: 'no schema: the text as is',
+      schema: null,
+      content: 'plain',
+      verdict: { ok: true, output: 'plain' },
+    },
+    {
+      name: 'fenced JSON matching the schema',
+      schema: answerSchema,
+      content: '```json\n{"answer":"a"}\n```',
+      verdict: { ok: true, output: { answer: 'a' } },
+    },
+    {
+      name: 'an extra property where the schema forbids them',
+      schema: { ...answerSchema, additionalProperties: false } as typeof answerSchema,
+      content: '{"answer":"a","extra":1}',
+      verdict: { ok: false, reason: /^The final response does not match the schema: / },
+    },
+    {
+      name: 'text that is not JSON',
+      schema: answerSchema,
+      content: 'hello',
+      verdict: { ok: false, reason: /^The final response is not valid JSON \(/ },
+    },
+    {
+      name: 'JSON missing a required property',
+      schema: answerSchema,
+      content: '{}',
+      verdict: { ok: false, reason: /^The final response does not match the schema: / },
+    },
+  ];
+  for (const row of rows) {
+    t.match(judgeFinal({ ...agent, outputSchema: row.schema }, row.content), row.verdict, row.name);
+  }
+});

@@ -4,6 +4,7 @@ import {
   logFormat,
   loggerOptions,
   prettyOptions,
+  redactConfig,
   serviceEnv,
 } from '@agentmesh/shared';
 import { pino } from 'pino';
@@ -32,6 +33,7 @@ process.on('SIGTERM', () => void stop('SIGTERM'));
 process.on('SIGINT', () => void stop('SIGINT'));
 try {
   const config = await loadConfig(env.configFile, process.env);
+  log.debug({ config: redactConfig(config) }, 'config loaded'); // secrets redacted (README)
   runner = buildRunner({
     config,
     codeAgents: await loadCodeAgents(config),

@@ -1,34 +1,32 @@
-import { setMaxListeners } from 'node:events';
-import http from 'node:http';
 import os from 'node:os';
 import {
-  buildPlan,
   ConfigError,
-  checkToolReferences,
+  DEFAULT_DRAIN_MS,
   keyLayout,
   type LoadedCodeAgent,
   type Logger,
   type MeshConfig,
-  MeshError,
   type MeshPlan,
   type ModelConfig,
   meshScripts,
+  planFromCatalogue,
   queueName,
   rootOf,
   type ToolInfo,
   waitForCatalogue,
 } from '@agentmesh/shared';
-import { Queue, Worker } from 'bullmq';
+import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { Agent } from 'undici';
-import { HandBackError, settleJobError } from './job-errors.js';
 import { type RunnerMetrics, runnerMetrics } from './metrics.js';
 import type { ChatModel } from './model/chat-model.js';
-import { ConcurrencyLimitedModel } from './model/concurrency-limited-model.js';
-import { OpenAIChatModel } from './model/openai-chat-model.js';
-import { redisOptions } from './redis-options.js';
+import { startAgentWorker } from './runner/agent-worker.js';
+import { buildModels } from './runner/build-models.js';
+import { CancelListener } from './runner/cancel-listener.js';
+import { drainWorkers } from './runner/drain-workers.js';
+import { startHeartbeat } from './runner/heartbeat.js';
+import { serveMetrics } from './runner/metrics-server.js';
 import { Slots } from './slots.js';
-import { runActivation } from './steps/run-activation.js';
 import { type RunnerContext, type RunnerLimitsOptions, withDefaultLimits } from './steps/runner-context.js';
 import { ActivationStore } from './store/activation-store.js';
 import { ToolClient } from './tools/tool-client.js';
@@ -69,8 +67,6 @@ export interface Runner {
   close(): Promise<void>;
 }
 
-const HEARTBEAT_MS = 2000;
-
 /** Starts a runner: waits for the tool catalogue, builds the plan, then serves its agents' queues. */
 export async function buildRunner(opts: RunnerOptions): Promise<Runner> {
   const keys = keyLayout(opts.prefix);
@@ -80,12 +76,7 @@ export async function buildRunner(opts: RunnerOptions): Promise<Runner> {
   const catalogue = await waitForCatalogue(redis, keys, {
     onWait: () => opts.log.info({}, 'waiting for the tool-host to publish its catalogue'),
   });
-  const problems = checkToolReferences(
-    opts.config,
-    catalogue.tools.map((t) => t.name),
-  );
-  if (problems.length > 0) throw new ConfigError(problems);
-  const plan = buildPlan(opts.config, { tools: catalogue.tools, codeAgents: opts.codeAgents ?? {} });
+  const plan = planFromCatalogue(opts.config, catalogue.tools, opts.codeAgents);
   const hosted = opts.agents ?? Object.keys(plan.agents);
   for (const name of hosted) {
     if (!plan.agents[name]) {
@@ -95,18 +86,13 @@ export async function buildRunner(opts: RunnerOptions): Promise<Runner> {
   const metrics = runnerMetrics();
   const limits = withDefaultLimits(opts.limits);
   const dispatcher = new Agent({ keepAliveTimeout: 30_000, connections: 256 });
-  const models = new Map<string, ChatModel>();
-  for (const [name, m] of Object.entries(opts.config.models)) {
-    const client = opts.modelFactory
-      ? opts.modelFactory(m)
-      : new OpenAIChatModel(m, dispatcher, undefined, limits.maxModelReplyBytes);
-    models.set(
-      name,
-      m.maxConcurrency
-        ? new ConcurrencyLimitedModel(client, redis, keys.modelSlots(name), m.maxConcurrency)
-        : client,
-    );
-  }
+  const models = buildModels(opts.config, {
+    redis,
+    keys,
+    dispatcher,
+    maxModelReplyBytes: limits.maxModelReplyBytes,
+    modelFactory: opts.modelFactory,
+  });
   const queues = new Map(
     Object.keys(plan.agents).map((name) => [
       name,
@@ -128,65 +114,21 @@ export async function buildRunner(opts: RunnerOptions): Promise<Runner> {
     metrics,
     log: opts.log,
   };
-  const slots = new Slots(opts.concurrency);
-  // Cancellation's fast path: the gateway flags the subtree in Redis (what every activation
-  // checks) and broadcasts the ids; an activation in flight here aborts its model and tool calls.
-  const inFlight = new Map<string, AbortController>();
-  const subscriber = new Redis(opts.redisUrl, { maxRetriesPerRequest: null });
-  subscriber.on('error', (e: Error) => opts.log.warn({ err: e.message }, 'redis subscriber error'));
-  subscriber.on('message', (_channel: string, invocationId: string) => {
-    inFlight.get(invocationId)?.abort(new MeshError('cancelled', 'The invocation was cancelled.'));
-  });
-  await subscriber.subscribe(keys.cancelChannel());
-  const workers = hosted.map(
-    (name) =>
-      new Worker(
-        queueName(name),
-        async (job, token, signal) => {
-          await slots.acquire();
-          metrics.slotsInUse.set(slots.inUse);
-          const cancel = new AbortController();
-          // Each call in flight listens on it (timeoutSignal), up to a turn's calls at once: not a leak.
-          setMaxListeners(limits.maxCallsPerTurn + 16, cancel.signal);
-          const invocationId = (job.data as { invocationId?: string })?.invocationId ?? '';
-          inFlight.set(invocationId, cancel);
-          // The job's own signal (its lock lost) aborts the activation too; linked by hand, not with
-          // AbortSignal.any, whose links outlive the job.
-          const onLockLost = () => cancel.abort(signal?.reason);
-          if (signal?.aborted) onLockLost();
-          else signal?.addEventListener('abort', onLockLost, { once: true });
-          try {
-            await runActivation(ctx, job, token ?? '', cancel.signal);
-          } catch (e) {
-            await settleJobError(e, job, token ?? '', opts.log);
-          } finally {
-            signal?.removeEventListener('abort', onLockLost);
-            inFlight.delete(invocationId);
-            slots.release();
-            metrics.slotsInUse.set(slots.inUse);
-          }
-        },
-        {
-          connection: { ...redisOptions(opts.redisUrl), maxRetriesPerRequest: null },
-          prefix: keys.bullPrefix,
-          concurrency: opts.concurrency,
-          lockDuration: opts.lockDurationMs,
-          stalledInterval: Math.max(250, Math.floor(opts.lockDurationMs / 2)),
-          // A long-lived parent may outlive several runner crashes (bullmq: `stc` is never reset).
-          maxStalledCount: opts.limits.maxRecoveries + 1,
-        },
-      ),
-  );
-  for (const w of workers) w.on('error', (e) => opts.log.error({ err: e.message }, 'worker error'));
-  const beat = async () => {
-    const expiry = Date.now() + HEARTBEAT_MS * 3;
-    const p = redis.pipeline();
-    for (const name of hosted)
-      p.zadd(keys.agentRunners(name), expiry, id).zremrangebyscore(keys.agentRunners(name), 0, Date.now());
-    await p.exec().catch((e: Error) => opts.log.warn({ err: e.message }, 'heartbeat failed'));
+  const cancels = new CancelListener(opts.redisUrl, opts.log);
+  await cancels.start(keys);
+  const settings = {
+    redisUrl: opts.redisUrl,
+    keys,
+    concurrency: opts.concurrency,
+    lockDurationMs: opts.lockDurationMs,
+    maxRecoveries: opts.limits.maxRecoveries,
+    slots: new Slots(opts.concurrency),
+    inFlight: cancels.inFlight,
+    log: opts.log,
   };
-  await beat();
-  const heartbeat = setInterval(() => void beat(), HEARTBEAT_MS);
+  const workers = hosted.map((name) => startAgentWorker(name, ctx, settings));
+  for (const w of workers) w.on('error', (e) => opts.log.error({ err: e.message }, 'worker error'));
+  const heartbeat = await startHeartbeat(redis, keys, hosted, id, opts.log);
   const stopWatchdog = startWatchdog(
     redis,
     hosted.map((name) => queues.get(name)!),
@@ -215,38 +157,14 @@ export async function buildRunner(opts: RunnerOptions): Promise<Runner> {
   };
 
   async function closeOnce(): Promise<void> {
-    clearInterval(heartbeat);
+    heartbeat.stop();
     stopWatchdog();
-    // Drain: take no new jobs, let the ones in hand finish; past the drain timeout, hand the
-    // rest back to the queue (their recorded calls replay wherever they resume).
-    const drained = Promise.all(workers.map((w) => w.close()));
-    let timer: NodeJS.Timeout | undefined;
-    const late = await Promise.race([
-      drained.then(() => false),
-      new Promise<boolean>((r) => (timer = setTimeout(() => r(true), opts.drainMs ?? 30_000))),
-    ]);
-    clearTimeout(timer);
-    if (late) for (const c of inFlight.values()) c.abort(new HandBackError());
-    await drained;
-    const p = redis.pipeline();
-    for (const name of hosted) p.zrem(keys.agentRunners(name), id);
-    await p.exec().catch(() => undefined);
+    await drainWorkers(workers, cancels.inFlight, opts.drainMs ?? DEFAULT_DRAIN_MS);
+    await heartbeat.withdraw();
     await Promise.all([...queues.values()].map((q) => q.close()));
     await new Promise<void>((r) => (server ? server.close(() => r()) : r()));
     await dispatcher.close();
-    subscriber.disconnect();
+    cancels.close();
     redis.disconnect();
   }
-}
-
-async function serveMetrics(registry: { metrics(): Promise<string>; contentType: string }, port: number) {
-  const server = http.createServer(async (req, res) => {
-    if (req.url !== '/metrics') {
-      res.writeHead(404).end();
-      return;
-    }
-    res.writeHead(200, { 'content-type': registry.contentType }).end(await registry.metrics());
-  });
-  await new Promise<void>((r) => server.listen(port, '127.0.0.1', r));
-  return server;
 }

@@ -17,17 +17,18 @@ import { EventHub } from './events/event-hub.js';
 import { StreamSlots } from './events/stream-slots.js';
 import { InvocationService } from './invocations/invocation-service.js';
 import { Waiters } from './invocations/waiters.js';
+import { mcpRoutes } from './mcp/mcp-route.js';
 import { MeshState } from './mesh-state.js';
-import { installAuth } from './plugins/auth.js';
-import { registerDocs } from './plugins/docs.js';
-import { installErrorHandler } from './plugins/error-handler.js';
-import { clientErrorHandler, frameworkErrors, installFrameworkErrors } from './plugins/framework-errors.js';
-import { installJsonBody } from './plugins/json-body.js';
-import { installValidator } from './plugins/validator.js';
 import { agentRoutes } from './routes/agents.js';
 import { eventRoutes } from './routes/events.js';
 import { healthRoutes } from './routes/health.js';
 import { invocationRoutes } from './routes/invocations.js';
+import { installAuth } from './setup/auth.js';
+import { registerDocs } from './setup/docs.js';
+import { installErrorHandler } from './setup/error-handler.js';
+import { clientErrorHandler, frameworkErrors, installFrameworkErrors } from './setup/framework-errors.js';
+import { installJsonBody } from './setup/json-body.js';
+import { installValidator } from './setup/validator.js';
 
 /** What the gateway is built from (see DESIGN §10 for the env vars main reads). */
 export interface GatewayOptions {
@@ -55,6 +56,8 @@ export interface GatewayOptions {
   heartbeatMs?: number;
   /** The base URL clients reach the gateway at, for the document's `servers` (else the request's Host). */
   publicUrl?: string;
+  /** How long `POST /mcp`'s tools/call waits for the agent (MESH_MCP_WAIT_SECONDS, default 300 s). */
+  mcpWaitSeconds?: number;
 }
 
 /** The gateway: a fastify app plus the connections it owns; `close()` ends both. */
@@ -156,6 +159,15 @@ export async function buildGateway(opts: GatewayOptions): Promise<Gateway> {
     maxTimeoutSeconds: opts.maxTimeoutSeconds ?? 86_400,
   });
   await app.register(invocationRoutes, { invocations, redis, keys });
+  await app.register(mcpRoutes, {
+    mesh,
+    invocations,
+    redis,
+    subscriber,
+    keys,
+    waitSeconds: opts.mcpWaitSeconds ?? 300,
+    defaultTimeoutSeconds: opts.defaultTimeoutSeconds,
+  });
   await app.register(eventRoutes, {
     redis,
     keys,

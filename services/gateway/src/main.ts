@@ -5,6 +5,7 @@ import {
   logFormat,
   loggerOptions,
   prettyOptions,
+  redactConfig,
   serviceEnv,
 } from '@agentmesh/shared';
 import { pino } from 'pino';
@@ -28,6 +29,7 @@ try {
   });
   if (warning) log.warn(warning);
   const config = await loadConfig(env.configFile, process.env);
+  log.debug({ config: redactConfig(config) }, 'config loaded'); // secrets redacted (README)
   const gateway = await buildGateway({
     config,
     codeAgents: await loadCodeAgents(config),
@@ -40,6 +42,7 @@ try {
     maxTimeoutSeconds: env.maxTimeoutSeconds,
     maxStreamsPerKey: env.maxStreamsPerKey,
     maxStreams: env.maxStreams,
+    mcpWaitSeconds: env.mcpWaitSeconds,
   });
   await gateway.app.listen({ port: env.gatewayPort, host: env.host });
   log.info({ docs: `http://${env.host}:${env.gatewayPort}/docs` }, 'gateway ready');

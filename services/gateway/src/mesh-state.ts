@@ -1,15 +1,13 @@
 import {
   type AgentPlan,
-  buildPlan,
   type Catalogue,
   type CodeAgentShape,
-  ConfigError,
-  checkToolReferences,
   effectiveInputSchema,
   effectiveOutputSchema,
   type JsonSchema,
   type MeshConfig,
   type MeshPlan,
+  planFromCatalogue,
 } from '@agentmesh/shared';
 
 /** What the gateway knows of the agents: schemas from the config now, callables once tools are known. */
@@ -46,12 +44,7 @@ export class MeshState {
   /** Rebuilds the plan from a (new) catalogue; a config naming tools the catalogue lacks is an error. */
   apply(catalogue: Catalogue): void {
     if (catalogue.version === this.version) return;
-    const problems = checkToolReferences(
-      this.config,
-      catalogue.tools.map((t) => t.name),
-    );
-    if (problems.length > 0) throw new ConfigError(problems);
-    this.current = buildPlan(this.config, { tools: catalogue.tools, codeAgents: this.codeAgents });
+    this.current = planFromCatalogue(this.config, catalogue.tools, this.codeAgents);
     this.version = catalogue.version;
   }
 }

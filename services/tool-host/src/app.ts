@@ -1,5 +1,5 @@
 import { timingSafeEqual } from 'node:crypto';
-import { type Logger, MeshError } from '@agentmesh/shared';
+import { frameworkErrorCode, type Logger, MeshError, statusOf } from '@agentmesh/shared';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { pino } from 'pino';
 import { CancelWatch } from './cancel/cancel-watch.js';
@@ -50,11 +50,9 @@ export function buildToolHost(opts: ToolHostOptions): FastifyInstance {
       message: string;
       validation?: { instancePath: string; message?: string; params: Record<string, unknown> }[];
     };
-    if (e.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') {
-      return reply.status(415).send(new MeshError('unsupported_media_type').toBody());
-    }
-    if (e.code === 'FST_ERR_CTP_BODY_TOO_LARGE') {
-      return reply.status(413).send(new MeshError('payload_too_large').toBody());
+    const code = frameworkErrorCode(e);
+    if (code === 'unsupported_media_type' || code === 'payload_too_large') {
+      return reply.status(statusOf(code)).send(new MeshError(code).toBody());
     }
     // A well-formed body that is not a ToolInvokeRequest (no context, …): the caller's input is wrong.
     if (e.validation) {
@@ -69,8 +67,10 @@ export function buildToolHost(opts: ToolHostOptions): FastifyInstance {
         .status(400)
         .send(new MeshError('invalid_input', `Invalid request: ${e.message}`, details).toBody());
     }
+    // The runner shows the parser's own words: they say what is wrong with the body.
     if (e.statusCode === 400)
       return reply.status(400).send(new MeshError('invalid_json', e.message).toBody());
+    if (code) return reply.status(statusOf(code)).send(new MeshError(code).toBody());
     return reply.status(500).send(new MeshError('internal').toBody());
   });
   app.setNotFoundHandler((req, reply) =>

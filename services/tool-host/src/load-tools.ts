@@ -7,6 +7,7 @@ import {
   importModule,
   type JsonSchema,
   type MeshConfig,
+  NAME_PATTERN,
   type ToolDefinition,
   type ToolInfo,
 } from '@agentmesh/shared';
@@ -17,7 +18,7 @@ export interface LoadedTool {
   run: ToolDefinition['run'];
 }
 
-const NAME = /^[a-zA-Z0-9_-]{1,54}$/;
+const NAME = new RegExp(NAME_PATTERN);
 
 /** Loads every tools module the config names; every problem (import, shape, name) at once. */
 export async function loadTools(config: MeshConfig): Promise<LoadedTool[]> {

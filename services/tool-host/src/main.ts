@@ -5,6 +5,7 @@ import {
   logFormat,
   loggerOptions,
   prettyOptions,
+  redactConfig,
   serviceEnv,
 } from '@agentmesh/shared';
 import { Redis } from 'ioredis';
@@ -34,6 +35,7 @@ try {
   });
   if (exposed) log.warn(exposed);
   const config = await loadConfig(env.configFile, process.env);
+  log.debug({ config: redactConfig(config) }, 'config loaded'); // secrets redacted (README)
   const native = await loadTools(config);
   const mcp = await mountMcpServers(
     config,

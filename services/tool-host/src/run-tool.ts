@@ -1,5 +1,7 @@
 import {
+  codedError,
   compileSchema,
+  DEFAULT_TOOL_TIMEOUT_MS,
   describeValidation,
   isMeshError,
   type Logger,
@@ -9,8 +11,6 @@ import {
 } from '@agentmesh/shared';
 import type { StoredOutcome } from './idempotency/outcome-store.js';
 import type { LoadedTool } from './load-tools.js';
-
-const DEFAULT_TIMEOUT_MS = 30_000;
 
 /** How a run ended: its outcome, or `abandoned` when its invocation was cancelled before it finished. */
 export type RunResult = { outcome: StoredOutcome; abandoned: boolean };
@@ -29,7 +29,7 @@ export async function runTool(
   log: Logger,
   cancelled: AbortSignal,
 ): Promise<RunResult> {
-  const timeoutMs = tool.info.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+  const timeoutMs = tool.info.timeoutMs ?? DEFAULT_TOOL_TIMEOUT_MS;
   const timeout = AbortSignal.timeout(timeoutMs);
   const signal = AbortSignal.any([timeout, cancelled]);
   const ctx: ToolRunContext = { ...context, deadline: new Date(context.deadline), signal, log };
@@ -44,31 +44,31 @@ export async function runTool(
       const out = compileSchema(tool.info.output)(result);
       if (!out.ok) {
         const reason = `the result does not match the output schema: ${describeValidation(out.details)}`;
-        return { outcome: { ok: false, error: { code: 'tool_failed', message: reason } }, abandoned: false };
+        return { outcome: { ok: false, error: codedError('tool_failed', reason) }, abandoned: false };
       }
     }
     return { outcome: { ok: true, result: result === undefined ? null : result }, abandoned: false };
   } catch (e) {
     if (cancelled.aborted) {
       return {
-        outcome: { ok: false, error: { code: 'cancelled', message: 'The invocation was cancelled.' } },
+        outcome: { ok: false, error: codedError('cancelled') },
         abandoned: true,
       };
     }
     if (timeout.aborted) {
       return {
-        outcome: { ok: false, error: { code: 'tool_timeout', message: `no answer within ${timeoutMs} ms` } },
+        outcome: { ok: false, error: codedError('tool_timeout', `no answer within ${timeoutMs} ms`) },
         abandoned: false,
       };
     }
     // The tool lost its way to whatever did the work (an MCP server that died mid-call): the key stays in doubt.
     if (isMeshError(e, 'tool_in_doubt')) {
       return {
-        outcome: { ok: false, error: { code: 'tool_in_doubt', message: e.message } },
+        outcome: { ok: false, error: codedError('tool_in_doubt', e.message) },
         abandoned: true,
       };
     }
     const message = e instanceof MeshError || e instanceof Error ? e.message : String(e);
-    return { outcome: { ok: false, error: { code: 'tool_failed', message } }, abandoned: false };
+    return { outcome: { ok: false, error: codedError('tool_failed', message) }, abandoned: false };
   }
 }

@@ -1,4 +1,4 @@
-import { NAME_PATTERN } from '../config/mesh-config-schema.js';
+import { NAME_PATTERN } from '../defaults.js';
 import { type ErrorDetail, MeshError } from '../errors/mesh-error.js';
 
 /** One API key of `MESH_API_KEYS`, with the agents it may use (undefined = every agent). */

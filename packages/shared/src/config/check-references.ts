@@ -1,5 +1,5 @@
+import { NAME_PATTERN } from '../defaults.js';
 import { formatPath } from './config-path.js';
-import { NAME_PATTERN } from './mesh-config-schema.js';
 import type { ConfigProblem, MeshConfig } from './types.js';
 
 const NAME = new RegExp(NAME_PATTERN);

@@ -4,12 +4,7 @@ export { ConfigError, formatConfigProblems } from './config-error.js';
 export { deepFreeze } from './deep-freeze.js';
 export { type ExpandedTree, expandEnv } from './expand-env.js';
 export { loadConfig } from './load-config.js';
-export {
-  DEFAULT_MAX_ITERATIONS,
-  DEFAULT_TOOL_HOST,
-  MeshConfigSchema,
-  NAME_PATTERN,
-} from './mesh-config-schema.js';
+export { MeshConfigSchema } from './mesh-config-schema.js';
 export { parseConfig } from './parse-config.js';
 export { redactConfig } from './redact-config.js';
 export type {

@@ -1,13 +1,5 @@
 import { type Static, Type } from '@sinclair/typebox';
-
-/** What agent and tool names must match: they become model function names (`_subagent_` + 54 = 64). */
-export const NAME_PATTERN = '^[a-zA-Z0-9_-]{1,54}$';
-
-/** Where the tool-host is when the config does not say. */
-export const DEFAULT_TOOL_HOST = 'http://127.0.0.1:3002';
-
-/** The iteration limit of a ReAct agent that does not set `maxIterations`. */
-export const DEFAULT_MAX_ITERATIONS = 10;
+import { DEFAULT_TOOL_HOST, NAME_PATTERN } from '../defaults.js';
 
 const Name = Type.String({ pattern: NAME_PATTERN });
 

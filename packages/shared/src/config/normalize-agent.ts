@@ -1,9 +1,9 @@
+import { DEFAULT_MAX_ITERATIONS } from '../defaults.js';
 import { compileSchema } from '../json/compile-schema.js';
 import { type JsonSchema, SUBAGENT_PREFIX } from '../plan/types.js';
 import { namesOf } from './check-references.js';
 import { formatPath } from './config-path.js';
 import { isRecord } from './is-record.js';
-import { DEFAULT_MAX_ITERATIONS } from './mesh-config-schema.js';
 import { resolveModulePath } from './resolve-module-path.js';
 import type { AgentConfig, ConfigProblem } from './types.js';
 

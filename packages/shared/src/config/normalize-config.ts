@@ -1,6 +1,6 @@
 import { dirname, resolve } from 'node:path';
+import { DEFAULT_TOOL_HOST } from '../defaults.js';
 import { isRecord } from './is-record.js';
-import { DEFAULT_TOOL_HOST } from './mesh-config-schema.js';
 import { normalizeAgent } from './normalize-agent.js';
 import { normalizeMcpEntry } from './normalize-mcp-entry.js';
 import { resolveModulePath } from './resolve-module-path.js';

@@ -1,7 +1,8 @@
 import type { TSchema } from '@sinclair/typebox';
 import { Value, type ValueError, ValueErrorType, ValuePointer } from '@sinclair/typebox/value';
+import { NAME_PATTERN } from '../defaults.js';
 import { formatPath, pointerSegments } from './config-path.js';
-import { MeshConfigSchema, NAME_PATTERN } from './mesh-config-schema.js';
+import { MeshConfigSchema } from './mesh-config-schema.js';
 import type { ConfigProblem } from './types.js';
 
 /** Every place where `value` breaks `MeshConfigSchema`, one problem per path, in words a config author reads. */

@@ -185,6 +185,11 @@ export const ERROR_CODES = {
 /** A stable error code. */
 export type ErrorCode = keyof typeof ERROR_CODES;
 
+/** True when `code` is one of the registry's codes (a code read from another service's answer). */
+export function isErrorCode(code: unknown): code is ErrorCode {
+  return typeof code === 'string' && Object.hasOwn(ERROR_CODES, code);
+}
+
 /** The HTTP status an error code maps to. */
 export function statusOf(code: ErrorCode): number {
   return ERROR_CODES[code].status;

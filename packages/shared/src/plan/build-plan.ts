@@ -1,4 +1,5 @@
 import type { AgentConfig, MeshConfig } from '../config/types.js';
+import { DEFAULT_MAX_ITERATIONS } from '../defaults.js';
 import { isMeshError } from '../errors/mesh-error.js';
 import { checkToolName } from './check-tool-name.js';
 import { definitionHash } from './definition-hash.js';
@@ -14,8 +15,6 @@ export interface PlanDeps {
   /** Code-agent module exports by agent name; a missing one declares nothing. */
   codeAgents?: Readonly<Record<string, CodeAgentShape>>;
 }
-
-const DEFAULT_MAX_ITERATIONS = 10;
 
 /**
  * The resolved plan of a mesh: every agent's schemas, callables and definition hash. Collects every

@@ -1,6 +1,9 @@
+import { codedError } from '../errors/coded-error.js';
+import type { ErrorCode } from '../errors/error-codes.js';
 import { modelCallId, toolCallId } from '../ids.js';
 import { narrowToSchema, parseJsonObject } from '../json/index.js';
-import { type AgentPlan, type JsonSchema, SUBAGENT_PREFIX } from '../plan/types.js';
+import { resolveCallableName } from '../plan/resolve-callable-name.js';
+import type { AgentPlan, JsonSchema } from '../plan/types.js';
 import type { CallRecord, ModelReply, ModelToolCall } from '../wire/call-record.js';
 import type { CodedError } from '../wire/invocation-view.js';
 import { boundedValidation } from './bounded-validation.js';
@@ -67,7 +70,7 @@ export function decideNextStep(
     if (verdict.ok) return { type: 'final', output: verdict.output };
     invalidAnswers++;
     if (invalidAnswers > MAX_OUTPUT_RETRIES || lastTurn) {
-      return { type: 'fail', error: { code: 'invalid_output', message: verdict.reason } };
+      return { type: 'fail', error: codedError('invalid_output', verdict.reason) };
     }
   }
 }
@@ -77,10 +80,7 @@ const isDone = (r: CallRecord | undefined) => r !== undefined && r.status !== 's
 
 const maxIterations = (agent: AgentPlan): NextStep => ({
   type: 'fail',
-  error: {
-    code: 'max_iterations_exceeded',
-    message: `The agent reached its limit of ${agent.maxIterations} iterations.`,
-  },
+  error: codedError('max_iterations_exceeded', { limit: agent.maxIterations }),
 });
 
 /** A final answer judged: the output, or why it is refused. */
@@ -131,20 +131,20 @@ function planCalls(
     const callId = toolCallId(turn, i);
     if (i >= limits.maxCallsPerTurn) return tooManyCalls(call, callId, limits.maxCallsPerTurn);
     const planned = planCall(agent, call, callId, limits, delegations);
-    if (call.name.startsWith(SUBAGENT_PREFIX)) delegations++;
+    if (resolveCallableName(call.name).namespace === 'agent') delegations++;
     return planned;
   });
 }
 
 /** A call past the per-reply cap: failed without running, whatever it names. */
 function tooManyCalls(call: ModelToolCall, callId: string, limit: number): PlannedCall {
-  const isSubagent = call.name.startsWith(SUBAGENT_PREFIX);
+  const target = resolveCallableName(call.name);
   return {
-    kind: isSubagent ? 'subagent' : 'tool',
-    name: isSubagent ? call.name.slice(SUBAGENT_PREFIX.length) : call.name,
+    kind: target.namespace === 'agent' ? 'subagent' : 'tool',
+    name: target.name,
     callId,
     providerId: call.id,
-    failure: { code: 'too_many_calls', message: `At most ${limit} calls are allowed in one model reply.` },
+    failure: codedError('too_many_calls', { limit }),
   };
 }
 
@@ -156,9 +156,9 @@ function planCall(
   delegationsBefore: number,
 ): PlannedCall {
   const base = { callId, providerId: call.id };
-  const isSubagent = call.name.startsWith(SUBAGENT_PREFIX);
-  const name = isSubagent ? call.name.slice(SUBAGENT_PREFIX.length) : call.name;
-  const fail = (code: string, message: string): PlannedCall => ({
+  const { namespace, name } = resolveCallableName(call.name);
+  const isSubagent = namespace === 'agent';
+  const fail = (code: ErrorCode, message: string): PlannedCall => ({
     kind: isSubagent ? 'subagent' : 'tool',
     name,
     ...base,

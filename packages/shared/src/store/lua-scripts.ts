@@ -1,3 +1,5 @@
+import { EVENT_STREAM_MAXLEN } from '../defaults.js';
+
 /**
  * The Lua steps that change invocation state. Each runs atomically on one tree's slot; every
  * runner write is fenced by the activation epoch (DESIGN §7), so a process that lost its lock
@@ -21,7 +23,7 @@ if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
 redis.call('HSET', KEYS[1], unpack(ARGV, 3))
 redis.call('EXPIRE', KEYS[1], tonumber(ARGV[2]))
 if ARGV[1] ~= '' then
-  redis.call('XADD', KEYS[2], 'MAXLEN', '~', '100000', '*', 'e', ARGV[1])
+  redis.call('XADD', KEYS[2], 'MAXLEN', '~', '${EVENT_STREAM_MAXLEN}', '*', 'e', ARGV[1])
   redis.call('EXPIRE', KEYS[2], tonumber(ARGV[2]))
 end
 return 1`,
@@ -47,14 +49,17 @@ export const READ_INVOCATION: LuaScript = {
   lua: `return {redis.call('HGETALL', KEYS[1]), redis.call('HGETALL', KEYS[2])}`,
 };
 
-// Appends a `status` event for an invocation to its tree's log (used by the steps below).
+// Appends a `status` event for an invocation to its tree's log (used by the steps below). The
+// TypeScript twin is encodeEvent (wire/mesh-event.ts), for events whose caller knows them in full.
+// These are built here because whether they happen at all (a status that actually changed) and
+// their agent and parentId are only known inside the atomic step; both produce the MeshEvent shape.
 const STATUS_EVENT = `
 local function statusEvent(inv, events, status, at)
   local e = {invocationId = redis.call('HGET', inv, 'id'), agent = redis.call('HGET', inv, 'agent'),
     type = 'status', at = at, data = {status = status}}
   local parent = redis.call('HGET', inv, 'parentId')
   if parent then e.parentId = parent end
-  redis.call('XADD', events, 'MAXLEN', '~', '100000', '*', 'e', cjson.encode(e))
+  redis.call('XADD', events, 'MAXLEN', '~', '${EVENT_STREAM_MAXLEN}', '*', 'e', cjson.encode(e))
 end
 `;
 
@@ -98,7 +103,7 @@ export const RECORD_CALL: LuaScript = {
 if redis.call('HGET', KEYS[1], 'epoch') ~= ARGV[1] then return 0 end
 if ARGV[8] == '1' and redis.call('HGET', KEYS[1], 'cancelRequested') == '1' then return 2 end
 redis.call('HSET', KEYS[2], ARGV[2], ARGV[3])
-if ARGV[4] ~= '' then redis.call('XADD', KEYS[3], 'MAXLEN', '~', '100000', '*', 'e', ARGV[4]) end
+if ARGV[4] ~= '' then redis.call('XADD', KEYS[3], 'MAXLEN', '~', '${EVENT_STREAM_MAXLEN}', '*', 'e', ARGV[4]) end
 if ARGV[5] ~= '0' then redis.call('HINCRBY', KEYS[1], 'modelCalls', ARGV[5]) end
 if ARGV[6] ~= '0' then redis.call('HINCRBY', KEYS[1], 'promptTokens', ARGV[6]) end
 if ARGV[7] ~= '0' then redis.call('HINCRBY', KEYS[1], 'completionTokens', ARGV[7]) end
@@ -123,7 +128,7 @@ if not existing then redis.call('HSET', KEYS[2], ARGV[2], ARGV[3]) end
 if redis.call('EXISTS', KEYS[3]) == 1 then return 2 end
 redis.call('HSET', KEYS[3], unpack(ARGV, 5))
 if redis.call('HGET', KEYS[1], 'cancelRequested') == '1' then redis.call('HSET', KEYS[3], 'cancelRequested', '1') end
-if ARGV[4] ~= '' then redis.call('XADD', KEYS[4], 'MAXLEN', '~', '100000', '*', 'e', ARGV[4]) end
+if ARGV[4] ~= '' then redis.call('XADD', KEYS[4], 'MAXLEN', '~', '${EVENT_STREAM_MAXLEN}', '*', 'e', ARGV[4]) end
 return 1`,
 };
 
@@ -166,7 +171,7 @@ if not status or status == 'succeeded' or status == 'failed' or status == 'cance
 if ARGV[1] ~= '' and redis.call('HGET', KEYS[1], 'epoch') ~= ARGV[1] then return 0 end
 if ARGV[15] then
   redis.call('HSET', KEYS[2], ARGV[15], ARGV[16])
-  if ARGV[17] ~= '' then redis.call('XADD', KEYS[4], 'MAXLEN', '~', '100000', '*', 'e', ARGV[17]) end
+  if ARGV[17] ~= '' then redis.call('XADD', KEYS[4], 'MAXLEN', '~', '${EVENT_STREAM_MAXLEN}', '*', 'e', ARGV[17]) end
   if ARGV[18] ~= '0' then redis.call('HINCRBY', KEYS[1], 'modelCalls', ARGV[18]) end
   if ARGV[19] ~= '0' then redis.call('HINCRBY', KEYS[1], 'promptTokens', ARGV[19]) end
   if ARGV[20] ~= '0' then redis.call('HINCRBY', KEYS[1], 'completionTokens', ARGV[20]) end
@@ -174,7 +179,7 @@ end
 redis.call('HSET', KEYS[1], 'status', ARGV[2], 'finishedAt', ARGV[5])
 if ARGV[3] ~= '' then redis.call('HSET', KEYS[1], 'output', ARGV[3]) end
 if ARGV[4] ~= '' then redis.call('HSET', KEYS[1], 'error', ARGV[4]) end
-if ARGV[11] ~= '' then redis.call('XADD', KEYS[4], 'MAXLEN', '~', '100000', '*', 'e', ARGV[11]) end
+if ARGV[11] ~= '' then redis.call('XADD', KEYS[4], 'MAXLEN', '~', '${EVENT_STREAM_MAXLEN}', '*', 'e', ARGV[11]) end
 -- Every invocation's stream ends with a terminal status event; a success's follows its output.
 if ARGV[2] == 'succeeded' then statusEvent(KEYS[1], KEYS[4], 'succeeded', ARGV[10]) end
 if ARGV[6] ~= '' then
@@ -187,7 +192,7 @@ if ARGV[6] ~= '' then
       if ARGV[8] ~= '' then r.content = ARGV[8] end
       if ARGV[9] ~= '' then r.error = cjson.decode(ARGV[9]) end
       redis.call('HSET', KEYS[5], ARGV[6], cjson.encode(r))
-      if ARGV[14] ~= '' then redis.call('XADD', KEYS[4], 'MAXLEN', '~', '100000', '*', 'e', ARGV[14]) end
+      if ARGV[14] ~= '' then redis.call('XADD', KEYS[4], 'MAXLEN', '~', '${EVENT_STREAM_MAXLEN}', '*', 'e', ARGV[14]) end
     end
   end
 end
@@ -225,6 +230,8 @@ while queue[i] do
     table.insert(out, id)
     table.insert(out, status)
   end
+  -- The same walk as InvocationReader.subtreeIds (gateway), which only reads and needs no
+  -- atomicity; this one must flag every node in one step so no child escapes the cancel.
   for _, text in ipairs(redis.call('HVALS', ARGV[1] .. 'calls:' .. id)) do
     local child = string.match(text, '"childId":"([^"]+)"')
     if child then table.insert(queue, child) end

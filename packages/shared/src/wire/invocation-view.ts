@@ -1,4 +1,5 @@
 import { type Static, Type } from '@sinclair/typebox';
+import type { ErrorCode } from '../errors/error-codes.js';
 
 /** The lifecycle of an invocation. */
 export const InvocationStatus = Type.Union([
@@ -19,8 +20,14 @@ export function isTerminal(status: string): boolean {
   return (TERMINAL_STATUSES as readonly string[]).includes(status);
 }
 
-/** A coded error as persisted and shown: `{code, message}`. */
-export const CodedError = Type.Object({ code: Type.String(), message: Type.String() });
+/**
+ * A coded error as persisted and shown: `{code, message}`. The code's type is the registry's union;
+ * its wire schema stays a plain string, so the OpenAPI document and stored records are unchanged.
+ */
+export const CodedError = Type.Object({
+  code: Type.Unsafe<ErrorCode>(Type.String()),
+  message: Type.String(),
+});
 export type CodedError = Static<typeof CodedError>;
 
 /** What a durable call is: a model call, a tool call, or a delegation. */

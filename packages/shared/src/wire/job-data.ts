@@ -10,3 +10,6 @@ export const JobData = Type.Object({
   traceparent: Type.Optional(Type.String()),
 });
 export type JobData = Static<typeof JobData>;
+
+/** The retry policy of every invocation job, root or child: three attempts, exponential from 500 ms. */
+export const JOB_RETRY = { attempts: 3, backoff: { type: 'exponential', delay: 500 } } as const;

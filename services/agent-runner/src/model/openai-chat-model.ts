@@ -36,7 +36,7 @@ export class OpenAIChatModel implements ChatModel {
     });
     for (let attempt = 1; ; attempt++) {
       const remaining = req.deadline - Date.now();
-      if (remaining <= 0) throw new MeshError('deadline_exceeded', 'The invocation ran past its deadline.');
+      if (remaining <= 0) throw new MeshError('deadline_exceeded');
       const timeout = Math.min(remaining, this.config.timeoutMs ?? 120_000);
       let status: number;
       let text: string;

@@ -20,7 +20,7 @@ import type { RunnerContext } from './runner-context.js';
 export async function callModel(
   ctx: RunnerContext,
   agent: AgentPlan,
-  a: Activation,
+  activation: Activation,
   turn: number,
   callId: string,
   signal: AbortSignal,
@@ -34,28 +34,43 @@ export async function callModel(
     startedAt: new Date().toISOString(),
     runner: ctx.runnerId,
   };
-  await ctx.store.record(a, started);
+  await ctx.store.record(activation, started);
   const label = { agent: agentLabel(ctx.plan, agent.name) };
   const t0 = performance.now();
   let reply: ModelReply;
   // Only the model call is caught here: a store error is the system's, and propagates (the job
   // is retried and this call, in doubt, re-issued) instead of failing the invocation.
   try {
-    reply = await complete(ctx, agent, a, turn, signal);
+    reply = await complete(ctx, agent, activation, turn, signal);
   } catch (e) {
     if (isMeshError(e, 'cancelled')) {
       // A cancelled call is not a failure: no terminal failure is recorded for it (DESIGN §7).
-      await ctx.store.record(a, { ...started, status: 'cancelled', finishedAt: new Date().toISOString() });
+      await ctx.store.record(activation, {
+        ...started,
+        status: 'cancelled',
+        finishedAt: new Date().toISOString(),
+      });
       throw e;
     }
     if (signal.aborted) throw e;
     const error = publicError(e, 'model_error');
     ctx.log.warn(
-      { invocationId: a.state.id, rootId: a.state.rootId, callId, agent: agent.name, err: detailOf(e) },
+      {
+        invocationId: activation.state.id,
+        rootId: activation.state.rootId,
+        callId,
+        agent: agent.name,
+        err: detailOf(e),
+      },
       'model call failed',
     );
     ctx.metrics.modelCalls.inc({ ...label, outcome: 'failed' });
-    await ctx.store.record(a, { ...started, status: 'failed', finishedAt: new Date().toISOString(), error });
+    await ctx.store.record(activation, {
+      ...started,
+      status: 'failed',
+      finishedAt: new Date().toISOString(),
+      error,
+    });
     return error;
   }
   ctx.metrics.modelCalls.inc({ ...label, outcome: 'succeeded' });
@@ -63,7 +78,7 @@ export async function callModel(
   // Deferred: the reply travels with the activation's next write (the next call's `started`, the
   // delegations, or the finish), one round trip instead of two; see ActivationStore.record.
   await ctx.store.record(
-    a,
+    activation,
     { ...started, status: 'succeeded', finishedAt: new Date().toISOString(), reply },
     {
       type: 'model_call',
@@ -79,7 +94,7 @@ export async function callModel(
 function complete(
   ctx: RunnerContext,
   agent: AgentPlan,
-  a: Activation,
+  activation: Activation,
   turn: number,
   signal: AbortSignal,
 ): Promise<ModelReply> {
@@ -90,8 +105,8 @@ function complete(
       `Agent ${agent.name} names model ${agent.model}, which this runner does not have.`,
     );
   }
-  const messages = buildConversation(agent, a.state.input, a.records, turn);
-  return model.complete({ messages, tools: agent.callables, signal, deadline: a.state.deadline });
+  const messages = buildConversation(agent, activation.state.input, activation.records, turn);
+  return model.complete({ messages, tools: agent.callables, signal, deadline: activation.state.deadline });
 }
 
 /** What the log keeps of a failure: the message, its cause's, and the stack. */

@@ -1,7 +1,9 @@
 import {
   type CallRecord,
   childId,
+  codedError,
   isTerminal,
+  JOB_RETRY,
   type PlannedCall,
   toChatMessageContent,
 } from '@agentmesh/shared';
@@ -25,15 +27,15 @@ type Delegation = Extract<PlannedCall, { args: Record<string, unknown> }> & {
 export async function submitDelegations(
   ctx: RunnerContext,
   job: Job,
-  a: Activation,
+  activation: Activation,
   calls: Delegation[],
   opts: { park?: boolean } = {},
 ): Promise<boolean> {
   if (calls.length === 0) return false;
-  const s = a.state;
+  const s = activation.state;
   const fresh: ChildSubmission[] = [];
   for (const c of calls) {
-    if (a.records.has(c.callId)) continue;
+    if (activation.records.has(c.callId)) continue;
     const child = ctx.plan.agents[c.name]!;
     const record: CallRecord = {
       v: 1,
@@ -59,8 +61,8 @@ export async function submitDelegations(
   }
   // A deferred model reply goes out with the children, or alone before their jobs exist.
   const parked = fresh.length > 0 && opts.park === true;
-  if (fresh.length > 0) await ctx.store.submitChildren(a, fresh, { park: parked });
-  else await ctx.store.flush(a);
+  if (fresh.length > 0) await ctx.store.submitChildren(activation, fresh, { park: parked });
+  else await ctx.store.flush(activation);
   for (const f of fresh)
     ctx.metrics.delegations.inc({
       agent: agentLabel(ctx.plan, s.agent),
@@ -87,8 +89,7 @@ export async function submitDelegations(
             parent: { id: job.id!, queue: job.queueQualifiedName },
             // A failed child job must never leave its parent waiting forever (bullmq #3362).
             ignoreDependencyOnFailure: true,
-            attempts: 3,
-            backoff: { type: 'exponential', delay: 500 },
+            ...JOB_RETRY,
             removeOnComplete: { age: ctx.retentionSeconds },
             removeOnFail: { age: ctx.retentionSeconds },
           },
@@ -111,15 +112,15 @@ export async function submitDelegations(
  */
 export async function parkOnChildren(
   ctx: RunnerContext,
-  a: Activation,
+  activation: Activation,
   job: Job,
   token: string,
   parked = false,
 ): Promise<void> {
-  if (!parked) await ctx.store.park(a, 'waiting');
+  if (!parked) await ctx.store.park(activation);
   if (await job.moveToWaitingChildren(token)) throw new WaitingChildrenError();
-  await ctx.store.park(a, 'running');
-  await failLostChildren(ctx, a);
+  await ctx.store.unpark(activation);
+  await failLostChildren(ctx, activation);
 }
 
 /**
@@ -127,13 +128,18 @@ export async function parkOnChildren(
  * job ended without finishing the child (it failed for good at the queue level): the child is
  * failed now, which completes the parent's record with the reason.
  */
-async function failLostChildren(ctx: RunnerContext, a: Activation): Promise<void> {
-  for (const r of a.records.values()) {
+async function failLostChildren(ctx: RunnerContext, activation: Activation): Promise<void> {
+  for (const r of activation.records.values()) {
     if (r.kind !== 'subagent' || r.status !== 'started' || !r.childId) continue;
-    const child = await ctx.store.readState(a.state.rootId, r.childId);
+    const child = await ctx.store.readState(activation.state.rootId, r.childId);
     if (!child) {
-      const error = { code: 'subagent_failed', message: 'the child invocation is gone' };
-      await ctx.store.record(a, { ...r, status: 'failed', finishedAt: new Date().toISOString(), error });
+      const error = codedError('subagent_failed', 'the child invocation is gone');
+      await ctx.store.record(activation, {
+        ...r,
+        status: 'failed',
+        finishedAt: new Date().toISOString(),
+        error,
+      });
       continue;
     }
     if (isTerminal(child.status)) {
@@ -146,15 +152,15 @@ async function failLostChildren(ctx: RunnerContext, a: Activation): Promise<void
               status: child.status === 'cancelled' ? 'cancelled' : 'failed',
               ...(child.error ? { error: child.error } : {}),
             };
-      await ctx.store.record(a, { ...r, ...outcome, finishedAt: new Date().toISOString() });
+      await ctx.store.record(activation, { ...r, ...outcome, finishedAt: new Date().toISOString() });
       continue;
     }
     const job = await Job.fromId(ctx.queues.get(r.name)!, r.childId);
     const reason = job?.failedReason ? `the child job failed: ${job.failedReason}` : 'the child job was lost';
     await ctx.store.finish(child, undefined, {
       status: 'failed',
-      error: { code: 'subagent_failed', message: reason },
+      error: codedError('subagent_failed', reason),
     });
   }
-  a.records = await ctx.store.reloadRecords(a);
+  activation.records = await ctx.store.reloadRecords(activation);
 }

@@ -1,6 +1,7 @@
 import {
   type AgentPlan,
   type CodedError,
+  codedError,
   normalizeTypedResult,
   toChatMessageContent,
   truncateResult,
@@ -13,7 +14,7 @@ import type { RunnerContext } from './runner-context.js';
 export async function finishSucceeded(
   ctx: RunnerContext,
   agent: AgentPlan,
-  a: Activation,
+  activation: Activation,
   output: unknown,
 ): Promise<void> {
   let content: string;
@@ -24,32 +25,39 @@ export async function finishSucceeded(
     );
   } catch (e) {
     // A result JSON cannot express is a failed delegation with the path (DESIGN §6), never a crash.
-    return finishFailed(ctx, a, { code: 'invalid_output', message: (e as Error).message });
+    return finishFailed(ctx, activation, codedError('invalid_output', (e as Error).message));
   }
-  if (await ctx.store.finish(a.state, a.epoch, { status: 'succeeded', output, content }, a)) {
-    ctx.metrics.invocations.inc({ agent: agentLabel(ctx.plan, a.state.agent), status: 'succeeded' });
-    observeDelegation(ctx, a, 'succeeded');
-    logFinished(ctx, a, 'succeeded');
+  if (
+    await ctx.store.finish(
+      activation.state,
+      activation.epoch,
+      { status: 'succeeded', output, content },
+      activation,
+    )
+  ) {
+    ctx.metrics.invocations.inc({ agent: agentLabel(ctx.plan, activation.state.agent), status: 'succeeded' });
+    observeDelegation(ctx, activation, 'succeeded');
+    logFinished(ctx, activation, 'succeeded');
   }
 }
 
 /** Ends an invocation as failed (or cancelled) with a coded error. */
 export async function finishFailed(
   ctx: RunnerContext,
-  a: Activation,
+  activation: Activation,
   error: CodedError,
   status: 'failed' | 'cancelled' = 'failed',
 ): Promise<void> {
-  if (await ctx.store.finish(a.state, a.epoch, { status, error }, a)) {
-    ctx.metrics.invocations.inc({ agent: agentLabel(ctx.plan, a.state.agent), status });
-    observeDelegation(ctx, a, status);
-    logFinished(ctx, a, status, error);
+  if (await ctx.store.finish(activation.state, activation.epoch, { status, error }, activation)) {
+    ctx.metrics.invocations.inc({ agent: agentLabel(ctx.plan, activation.state.agent), status });
+    observeDelegation(ctx, activation, status);
+    logFinished(ctx, activation, status, error);
   }
 }
 
 /** The one line an invocation's end gets at info: agent, id, status, time since it was created. */
-function logFinished(ctx: RunnerContext, a: Activation, status: string, error?: CodedError): void {
-  const s = a.state;
+function logFinished(ctx: RunnerContext, activation: Activation, status: string, error?: CodedError): void {
+  const s = activation.state;
   const durationMs = Date.now() - s.createdAt;
   ctx.log.info(
     { agent: s.agent, invocationId: s.id, status, durationMs, rootId: s.rootId, ...(error ? { error } : {}) },
@@ -58,8 +66,8 @@ function logFinished(ctx: RunnerContext, a: Activation, status: string, error?: 
 }
 
 /** Delegation metrics are named by the registered sub-agent name, never the callable prefix. */
-function observeDelegation(ctx: RunnerContext, a: Activation, outcome: string): void {
-  const s = a.state;
+function observeDelegation(ctx: RunnerContext, activation: Activation, outcome: string): void {
+  const s = activation.state;
   if (!s.parentId) return;
   const labels = { agent: agentLabel(ctx.plan, s.parentAgent), subagent: agentLabel(ctx.plan, s.agent) };
   ctx.metrics.delegations.inc({ ...labels, outcome: outcome === 'succeeded' ? 'succeeded' : 'failed' });

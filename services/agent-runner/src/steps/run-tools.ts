@@ -1,6 +1,8 @@
 import {
   type CallRecord,
   type CodedError,
+  codedError,
+  DEFAULT_TOOL_TIMEOUT_MS,
   isMeshError,
   messageOf,
   normalizeResult,
@@ -21,20 +23,20 @@ const RECORD_BATCH = 64;
 /** Records the calls that failed before running (unknown callable, bad arguments, a limit). */
 export async function recordFailedCalls(
   ctx: RunnerContext,
-  a: Activation,
+  activation: Activation,
   calls: PlannedCall[],
 ): Promise<void> {
   const failed = calls.filter((c): c is FailedCall => 'failure' in c);
   // In batches: each batch's writes go out together, and the event loop turns between batches.
   for (let i = 0; i < failed.length; i += RECORD_BATCH) {
-    await Promise.all(failed.slice(i, i + RECORD_BATCH).map((c) => recordFailedCall(ctx, a, c)));
+    await Promise.all(failed.slice(i, i + RECORD_BATCH).map((c) => recordFailedCall(ctx, activation, c)));
   }
 }
 
-async function recordFailedCall(ctx: RunnerContext, a: Activation, c: FailedCall): Promise<void> {
+async function recordFailedCall(ctx: RunnerContext, activation: Activation, c: FailedCall): Promise<void> {
   const now = new Date().toISOString();
   await ctx.store.record(
-    a,
+    activation,
     {
       v: 1,
       callId: c.callId,
@@ -49,14 +51,14 @@ async function recordFailedCall(ctx: RunnerContext, a: Activation, c: FailedCall
     },
     { type: 'tool_call', data: { callId: c.callId, name: c.name, status: 'failed', error: c.failure } },
   );
-  if (c.kind === 'tool') ctx.metrics.toolCalls.inc({ ...labels(ctx, a, c.name), outcome: 'failed' });
+  if (c.kind === 'tool') ctx.metrics.toolCalls.inc({ ...labels(ctx, activation, c.name), outcome: 'failed' });
 }
 
 /** Metric labels of a tool call: names the agent does not declare read `unknown` (DESIGN §16). */
-function labels(ctx: RunnerContext, a: Activation, tool: string): { agent: string; tool: string } {
+function labels(ctx: RunnerContext, activation: Activation, tool: string): { agent: string; tool: string } {
   return {
-    agent: agentLabel(ctx.plan, a.state.agent),
-    tool: toolLabel(ctx.plan.agents[a.state.agent], tool),
+    agent: agentLabel(ctx.plan, activation.state.agent),
+    tool: toolLabel(ctx.plan.agents[activation.state.agent], tool),
   };
 }
 
@@ -67,15 +69,20 @@ function labels(ctx: RunnerContext, a: Activation, tool: string): { agent: strin
  */
 export async function runTools(
   ctx: RunnerContext,
-  a: Activation,
+  activation: Activation,
   calls: ToolCall[],
   signal: AbortSignal,
 ): Promise<void> {
-  await Promise.all(calls.map((c) => runTool(ctx, a, c, signal)));
+  await Promise.all(calls.map((c) => runTool(ctx, activation, c, signal)));
 }
 
-async function runTool(ctx: RunnerContext, a: Activation, c: ToolCall, signal: AbortSignal): Promise<void> {
-  const s = a.state;
+async function runTool(
+  ctx: RunnerContext,
+  activation: Activation,
+  c: ToolCall,
+  signal: AbortSignal,
+): Promise<void> {
+  const s = activation.state;
   const started: CallRecord = {
     v: 1,
     callId: c.callId,
@@ -86,10 +93,13 @@ async function runTool(ctx: RunnerContext, a: Activation, c: ToolCall, signal: A
     runner: ctx.runnerId,
     providerId: c.providerId,
   };
-  await ctx.store.record(a, started);
+  await ctx.store.record(activation, started);
   const info = ctx.catalogue().get(c.name);
   const t0 = performance.now();
-  const timeoutMs = Math.min(info?.timeoutMs ?? 60_000, Math.max(1, s.deadline - Date.now()));
+  const timeoutMs = Math.min(
+    info?.timeoutMs ?? DEFAULT_TOOL_TIMEOUT_MS,
+    Math.max(1, s.deadline - Date.now()),
+  );
   const outcome = await ctx.tools
     .invoke(
       c.name,
@@ -106,11 +116,15 @@ async function runTool(ctx: RunnerContext, a: Activation, c: ToolCall, signal: A
     .catch(async (e: unknown) => {
       // Cancelled: the call ends `cancelled`, never as a recorded failure (DESIGN §7).
       if (isMeshError(e, 'cancelled')) {
-        await ctx.store.record(a, { ...started, status: 'cancelled', finishedAt: new Date().toISOString() });
+        await ctx.store.record(activation, {
+          ...started,
+          status: 'cancelled',
+          finishedAt: new Date().toISOString(),
+        });
       }
       throw e;
     });
-  ctx.metrics.toolSeconds.observe(labels(ctx, a, c.name), (performance.now() - t0) / 1000);
+  ctx.metrics.toolSeconds.observe(labels(ctx, activation, c.name), (performance.now() - t0) / 1000);
   let content: string | undefined;
   let error: CodedError | undefined;
   if (outcome.ok) {
@@ -121,32 +135,33 @@ async function runTool(ctx: RunnerContext, a: Activation, c: ToolCall, signal: A
       );
     } catch (e) {
       // A result JSON cannot express is the tool's fault, named with its path; anything else ours.
-      error = { code: 'tool_failed', message: isMeshError(e) ? e.message : messageOf('tool_failed') };
+      error = codedError('tool_failed', isMeshError(e) ? e.message : messageOf('tool_failed'));
       if (!isMeshError(e))
-        ctx.log.warn({ ...logFields(a, c), err: (e as Error).message }, 'tool result refused');
+        ctx.log.warn({ ...logFields(activation, c), err: (e as Error).message }, 'tool result refused');
     }
   } else {
     error = outcome.error;
-    if (outcome.detail) ctx.log.warn({ ...logFields(a, c), err: outcome.detail }, 'tool call failed');
+    if (outcome.detail)
+      ctx.log.warn({ ...logFields(activation, c), err: outcome.detail }, 'tool call failed');
   }
-  ctx.metrics.toolCalls.inc({ ...labels(ctx, a, c.name), outcome: error ? 'failed' : 'succeeded' });
+  ctx.metrics.toolCalls.inc({ ...labels(ctx, activation, c.name), outcome: error ? 'failed' : 'succeeded' });
   const finished: CallRecord = {
     ...started,
     status: error ? 'failed' : 'succeeded',
     finishedAt: new Date().toISOString(),
     ...(error ? { error } : { content: content ?? '' }),
   };
-  await ctx.store.record(a, finished, {
+  await ctx.store.record(activation, finished, {
     type: 'tool_call',
     data: { callId: c.callId, name: c.name, status: finished.status, ...(error ? { error } : {}) },
   });
 }
 
-function logFields(a: Activation, c: ToolCall) {
+function logFields(activation: Activation, c: ToolCall) {
   return {
-    invocationId: a.state.id,
-    rootId: a.state.rootId,
-    agent: a.state.agent,
+    invocationId: activation.state.id,
+    rootId: activation.state.rootId,
+    agent: activation.state.agent,
     callId: c.callId,
     tool: c.name,
   };

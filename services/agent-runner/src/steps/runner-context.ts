@@ -1,4 +1,11 @@
-import type { LoadedCodeAgent, Logger, MeshPlan, ToolInfo } from '@agentmesh/shared';
+import {
+  DEFAULT_MAX_CALLS_PER_TURN,
+  DEFAULT_MAX_MODEL_REPLY_BYTES,
+  type LoadedCodeAgent,
+  type Logger,
+  type MeshPlan,
+  type ToolInfo,
+} from '@agentmesh/shared';
 import type { Queue } from 'bullmq';
 import type { RunnerMetrics } from '../metrics.js';
 import type { ChatModel } from '../model/chat-model.js';
@@ -18,7 +25,10 @@ export interface RunnerLimits {
 }
 
 /** The defaults of the DESIGN §16 limits, the same as serviceEnv's. */
-export const DEFAULT_RUNNER_LIMITS = { maxCallsPerTurn: 64, maxModelReplyBytes: 4 * 1024 * 1024 } as const;
+export const DEFAULT_RUNNER_LIMITS = {
+  maxCallsPerTurn: DEFAULT_MAX_CALLS_PER_TURN,
+  maxModelReplyBytes: DEFAULT_MAX_MODEL_REPLY_BYTES,
+} as const;
 
 /** Limits as a runner is given them: the §16 bounds may be left to their defaults. */
 export type RunnerLimitsOptions = Omit<RunnerLimits, keyof typeof DEFAULT_RUNNER_LIMITS> &

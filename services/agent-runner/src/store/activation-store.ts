@@ -88,9 +88,9 @@ export class ActivationStore {
   }
 
   /** Re-reads the call records (children write their parent's records when they finish). */
-  async reloadRecords(a: Activation): Promise<Map<string, CallRecord>> {
-    await this.flush(a);
-    const state = a.state;
+  async reloadRecords(activation: Activation): Promise<Map<string, CallRecord>> {
+    await this.flush(activation);
+    const state = activation.state;
     const flat = await this.redis.hgetall(this.keys.calls(state.rootId, state.id));
     return new Map(decodeCalls(flat).map((r) => [r.callId, r]));
   }
@@ -105,7 +105,7 @@ export class ActivationStore {
    * so a crash before that write loses only the reply, and the call, in doubt, is re-issued.
    */
   async record(
-    a: Activation,
+    activation: Activation,
     record: CallRecord,
     event?: { type: MeshEventType; data: unknown },
     usage: { modelCalls: number; promptTokens: number; completionTokens: number } = NO_USAGE,
@@ -113,15 +113,18 @@ export class ActivationStore {
     opts: { defer?: boolean } = {},
   ): Promise<void> {
     const recordJson = JSON.stringify(record);
-    const eventJson = event ? encodeEvent(a.state, event.type, event.data) : '';
+    const eventJson = event ? encodeEvent(activation.state, event.type, event.data) : '';
     const counts: PendingRecord['usage'] = [usage.modelCalls, usage.promptTokens, usage.completionTokens];
     if (opts.defer && record.status !== 'started' && memoryWrites.length === 0) {
-      a.pending = [...(a.pending ?? []), { callId: record.callId, recordJson, eventJson, usage: counts }];
-      a.records.set(record.callId, record);
+      activation.pending = [
+        ...(activation.pending ?? []),
+        { callId: record.callId, recordJson, eventJson, usage: counts },
+      ];
+      activation.records.set(record.callId, record);
       return;
     }
     const args = this.recordArgs(
-      a,
+      activation,
       record.callId,
       recordJson,
       eventJson,
@@ -129,36 +132,36 @@ export class ActivationStore {
       record.status === 'started',
     );
     args.push(...memoryWrites.flat());
-    const ok = await this.send(a, 'mesh_recordCall', args);
-    if (ok === 2) throw new MeshError('cancelled', 'The invocation was cancelled.');
-    if (ok !== 1) throw new FencedOutError(a.state.id);
-    a.records.set(record.callId, record);
+    const ok = await this.send(activation, 'mesh_recordCall', args);
+    if (ok === 2) throw new MeshError('cancelled');
+    if (ok !== 1) throw new FencedOutError(activation.state.id);
+    activation.records.set(record.callId, record);
   }
 
   /** Sends the activation's deferred records now (no-op when there are none). */
-  async flush(a: Activation): Promise<void> {
-    if (!a.pending?.length) return;
+  async flush(activation: Activation): Promise<void> {
+    if (!activation.pending?.length) return;
     const p = this.redis.pipeline();
-    this.queuePending(a, p as unknown as ScriptPipeline);
-    this.checkPending(a, (await p.exec()) ?? []);
+    this.queuePending(activation, p as unknown as ScriptPipeline);
+    this.checkPending(activation, (await p.exec()) ?? []);
   }
 
   /** The keys and arguments of RECORD_CALL (memory writes to be appended). */
   private recordArgs(
-    a: Activation,
+    activation: Activation,
     callId: string,
     recordJson: string,
     eventJson: string,
     usage: PendingRecord['usage'],
     checkCancel: boolean,
   ): (string | number)[] {
-    const s = a.state;
+    const s = activation.state;
     return [
       this.keys.invocation(s.rootId, s.id),
       this.keys.calls(s.rootId, s.id),
       this.keys.events(s.rootId),
       this.keys.memory(s.rootId, s.id),
-      a.epoch,
+      activation.epoch,
       callId,
       recordJson,
       eventJson,
@@ -172,35 +175,35 @@ export class ActivationStore {
    * records in one pipeline (one round trip). Resolves with the step's reply.
    */
   private async send(
-    a: Activation | undefined,
+    activation: Activation | undefined,
     command: string,
     args: (string | number)[],
   ): Promise<unknown> {
-    if (!a?.pending?.length) return (this.redis as unknown as ScriptPipeline)[command]!(...args);
+    if (!activation?.pending?.length) return (this.redis as unknown as ScriptPipeline)[command]!(...args);
     const p = this.redis.pipeline();
-    const n = this.queuePending(a, p as unknown as ScriptPipeline);
+    const n = this.queuePending(activation, p as unknown as ScriptPipeline);
     (p as unknown as ScriptPipeline)[command]!(...args);
     const results = (await p.exec()) ?? [];
-    this.checkPending(a, results.slice(0, n));
+    this.checkPending(activation, results.slice(0, n));
     const [err, value] = results[n] ?? [new Error('no reply')];
     if (err) throw err;
     return value;
   }
 
   /** Queues the deferred records on `p` (and forgets them); returns how many. */
-  private queuePending(a: Activation, p: ScriptPipeline): number {
-    const pending = a.pending ?? [];
-    a.pending = [];
+  private queuePending(activation: Activation, p: ScriptPipeline): number {
+    const pending = activation.pending ?? [];
+    activation.pending = [];
     for (const w of pending)
-      p.mesh_recordCall!(...this.recordArgs(a, w.callId, w.recordJson, w.eventJson, w.usage, false));
+      p.mesh_recordCall!(...this.recordArgs(activation, w.callId, w.recordJson, w.eventJson, w.usage, false));
     return pending.length;
   }
 
   /** A deferred record that failed or was fenced out fails the write it travelled with. */
-  private checkPending(a: Activation, results: [Error | null, unknown][]): void {
+  private checkPending(activation: Activation, results: [Error | null, unknown][]): void {
     for (const [err, value] of results) {
       if (err) throw err;
-      if (value !== 1) throw new FencedOutError(a.state.id);
+      if (value !== 1) throw new FencedOutError(activation.state.id);
     }
   }
 
@@ -209,14 +212,14 @@ export class ActivationStore {
    * `park`, the same round trip then marks the invocation `waiting` (see park()).
    */
   async submitChildren(
-    a: Activation,
+    activation: Activation,
     children: ChildSubmission[],
     opts: { park?: boolean } = {},
   ): Promise<void> {
-    const s = a.state;
+    const s = activation.state;
     const pipeline = this.redis.pipeline();
     const host = pipeline as unknown as ScriptPipeline;
-    const n = this.queuePending(a, host);
+    const n = this.queuePending(activation, host);
     for (const c of children) {
       const id = c.record.childId!;
       host.mesh_submitChild!.call(
@@ -225,7 +228,7 @@ export class ActivationStore {
         this.keys.calls(s.rootId, s.id),
         this.keys.invocation(s.rootId, id),
         this.keys.events(s.rootId),
-        a.epoch,
+        activation.epoch,
         c.callId,
         JSON.stringify(c.record),
         encodeEvent(s, 'delegation_started', { callId: c.callId, subagent: c.agent, childId: id }),
@@ -250,30 +253,45 @@ export class ActivationStore {
       host.mesh_park!(
         this.keys.invocation(s.rootId, s.id),
         this.keys.events(s.rootId),
-        a.epoch,
+        activation.epoch,
         'waiting',
         new Date().toISOString(),
       );
     const results = (await pipeline.exec()) ?? [];
-    this.checkPending(a, results.slice(0, n));
+    this.checkPending(activation, results.slice(0, n));
     for (const [err, value] of results.slice(n)) {
       if (err) throw err;
       if (value === 0) throw new FencedOutError(s.id);
     }
-    for (const c of children) if (!a.records.has(c.callId)) a.records.set(c.callId, c.record);
+    for (const c of children)
+      if (!activation.records.has(c.callId)) activation.records.set(c.callId, c.record);
   }
 
-  /** Marks the invocation `waiting` before it releases its worker slot (`running` if it stays). */
-  async park(a: Activation, status: 'waiting' | 'running' | 'queued' = 'waiting'): Promise<void> {
-    const s = a.state;
-    const ok = await this.send(a, 'mesh_park', [
+  /** Marks the invocation `waiting` before it releases its worker slot to wait on its children. */
+  park(activation: Activation): Promise<void> {
+    return this.moveTo(activation, 'waiting');
+  }
+
+  /** Marks a parked invocation `running` again: its children all finished before it let go. */
+  unpark(activation: Activation): Promise<void> {
+    return this.moveTo(activation, 'running');
+  }
+
+  /** Marks the invocation `queued`: a draining runner hands it back for any runner to take. */
+  handBack(activation: Activation): Promise<void> {
+    return this.moveTo(activation, 'queued');
+  }
+
+  private async moveTo(activation: Activation, status: 'waiting' | 'running' | 'queued'): Promise<void> {
+    const s = activation.state;
+    const ok = await this.send(activation, 'mesh_park', [
       this.keys.invocation(s.rootId, s.id),
       this.keys.events(s.rootId),
-      a.epoch,
+      activation.epoch,
       status,
       new Date().toISOString(),
     ]);
-    if (ok !== 1) throw new FencedOutError(a.state.id);
+    if (ok !== 1) throw new FencedOutError(activation.state.id);
   }
 
   /**
@@ -305,29 +323,29 @@ export class ActivationStore {
   }
 
   /** Commits a code agent's memory writes; throws FencedOutError when fenced out. */
-  async commitMemory(a: Activation, writes: [key: string, valueJson: string][]): Promise<void> {
-    const s = a.state;
-    const ok = await this.send(a, 'mesh_commitMemory', [
+  async commitMemory(activation: Activation, writes: [key: string, valueJson: string][]): Promise<void> {
+    const s = activation.state;
+    const ok = await this.send(activation, 'mesh_commitMemory', [
       this.keys.invocation(s.rootId, s.id),
       this.keys.memory(s.rootId, s.id),
-      a.epoch,
+      activation.epoch,
       ...writes.flat(),
     ]);
     if (ok !== 1) throw new FencedOutError(s.id);
   }
 
   /** Discards the records from `callId` on (in call order): they no longer match the code. */
-  async discardFrom(a: Activation, callId: string): Promise<void> {
-    const s = a.state;
-    const stale = [...a.records.keys()].filter((id) => compareCallIds(id, callId) >= 0);
-    const ok = await this.send(a, 'mesh_discardCalls', [
+  async discardFrom(activation: Activation, callId: string): Promise<void> {
+    const s = activation.state;
+    const stale = [...activation.records.keys()].filter((id) => compareCallIds(id, callId) >= 0);
+    const ok = await this.send(activation, 'mesh_discardCalls', [
       this.keys.invocation(s.rootId, s.id),
       this.keys.calls(s.rootId, s.id),
-      a.epoch,
+      activation.epoch,
       ...stale,
     ]);
     if (ok !== 1) throw new FencedOutError(s.id);
-    for (const id of stale) a.records.delete(id);
+    for (const id of stale) activation.records.delete(id);
   }
 
   /** Reads one invocation's state (a child, when its parent checks on it). */

@@ -1,4 +1,11 @@
-import { type CodedError, isMeshError, MeshError, type ToolContext } from '@agentmesh/shared';
+import {
+  type CodedError,
+  codedError,
+  isErrorCode,
+  isMeshError,
+  MeshError,
+  type ToolContext,
+} from '@agentmesh/shared';
 import { type Dispatcher, request } from 'undici';
 import { abortableSleep } from '../abortable-sleep.js';
 import { timeoutSignal } from '../timeout-signal.js';
@@ -41,14 +48,14 @@ export class ToolClient {
         if ((e as Error).name === 'TimeoutError') {
           return {
             ok: false,
-            error: { code: 'tool_timeout', message: `no answer within ${opts.timeoutMs} ms` },
+            error: codedError('tool_timeout', `no answer within ${opts.timeoutMs} ms`),
           };
         }
         const delay = Math.min(2000, 100 * 2 ** attempt);
         if (Date.now() + delay >= giveUpAt) {
           return {
             ok: false,
-            error: { code: 'tool_failed', message: 'the tool-host could not be reached' },
+            error: codedError('tool_failed', 'the tool-host could not be reached'),
             detail: `${this.baseUrl}: ${(e as Error).message}`,
           };
         }
@@ -101,23 +108,20 @@ export class ToolClient {
     } catch {
       return {
         ok: false,
-        error: {
-          code: 'tool_failed',
-          message: `the tool-host answered ${status} with a body that is not JSON`,
-        },
+        error: codedError('tool_failed', `the tool-host answered ${status} with a body that is not JSON`),
       };
     }
     if (status === 200) return { ok: true, result: body.result };
     const e = body.error ?? {};
     // The tool-host aborted the call because the invocation was cancelled (DESIGN §7): not a failure.
-    if (e.code === 'cancelled') throw new MeshError('cancelled', 'The invocation was cancelled.');
+    if (e.code === 'cancelled') throw new MeshError('cancelled');
     const details = e.details?.map((d) => `${d.path || '/'}: ${d.message}`).join('; ');
     return {
       ok: false,
-      error: {
-        code: e.code ?? 'tool_failed',
-        message: details ? `${e.message ?? ''} ${details}`.trim() : (e.message ?? `HTTP ${status}`),
-      },
+      error: codedError(
+        isErrorCode(e.code) ? e.code : 'tool_failed',
+        details ? `${e.message ?? ''} ${details}`.trim() : (e.message ?? `HTTP ${status}`),
+      ),
     };
   }
 }

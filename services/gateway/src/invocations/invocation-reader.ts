@@ -46,7 +46,11 @@ export class InvocationReader {
     return v !== null && caller.sees(owner ?? undefined);
   }
 
-  /** The ids of an invocation and of every invocation under it so far (children from call records). */
+  /**
+   * The ids of an invocation and of every invocation under it so far (children from call records).
+   * CANCEL_TREE (lua-scripts.ts) walks the same way inside Redis because it must write atomically;
+   * this walk only reads, in one pipelined round trip per level.
+   */
   async subtreeIds(id: string): Promise<Set<string>> {
     const ids = new Set([id]);
     for (let frontier = [id]; frontier.length > 0; ) {

@@ -1,10 +1,12 @@
 import {
   type AgentPlan,
+  codedError,
   encodeEvent,
   encodeNewInvocation,
   finishArgs,
   type InvocationView,
   isTerminal,
+  JOB_RETRY,
   type JobData,
   type KeyLayout,
   MeshError,
@@ -190,8 +192,7 @@ export class InvocationService extends InvocationReader {
     if (traceparent) data.traceparent = traceparent;
     await this.queues.get(agent)!.add(agent, data, {
       jobId: id,
-      attempts: 3,
-      backoff: { type: 'exponential', delay: 500 },
+      ...JOB_RETRY,
       removeOnComplete: { age: this.retentionSeconds },
       removeOnFail: { age: this.retentionSeconds },
     });
@@ -239,7 +240,7 @@ export class InvocationService extends InvocationReader {
     if (!found || !queue) return;
     const removed = await queue.remove(id).catch(() => 0);
     if (removed !== 1) return; // a runner holds it: it sees the flag and finishes it
-    const error = { code: 'cancelled', message: 'The invocation was cancelled.' };
+    const error = codedError('cancelled');
     await this.scripts.finish(
       ...finishArgs(this.keys, found.state, undefined, { status: 'cancelled', error }, this.retentionSeconds),
     );

@@ -1,5 +1,6 @@
 import {
   type CallRecord,
+  codedError,
   decodeCalls,
   decodeInvocation,
   type InvocationState,
@@ -31,7 +32,7 @@ export function sanitizeInvocationHash(h: Record<string, string>): Record<string
     if (out[f] !== undefined && !parses(out[f])) out[f] = 'null';
   }
   if (out.error !== undefined && !parses(out.error))
-    out.error = JSON.stringify({ code: 'internal', message: 'The stored error is unreadable.' });
+    out.error = JSON.stringify(codedError('internal', 'The stored error is unreadable.'));
   return out;
 }
 

@@ -1,9 +1,13 @@
 import { InvocationView, type JsonSchema, MeshError } from '@agentmesh/shared';
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
+import {
+  IDEMPOTENCY_KEY_TEXT,
+  IdempotencyKeyHeader,
+  idempotencyKeyOf,
+} from '../invocations/idempotency-key.js';
 import { InvocationService } from '../invocations/invocation-service.js';
 import type { MeshState } from '../mesh-state.js';
 import { AgentListSchema, describeAgent } from './agent-description.js';
-import { IDEMPOTENCY_KEY_TEXT, IdempotencyKeyHeader, idempotencyKeyOf } from './idempotency-key.js';
 import { errorResponse, FORBIDDEN, namedResponse } from './responses.js';
 
 /** Options of the agent routes. */

@@ -98,5 +98,5 @@ export class CancelWatch {
 }
 
 function cancelledError(): MeshError {
-  return new MeshError('cancelled', 'The invocation was cancelled.');
+  return new MeshError('cancelled');
 }

@@ -1,11 +1,9 @@
 import { randomUUID } from 'node:crypto';
-import type { KeyLayout } from '@agentmesh/shared';
+import type { CodedError, KeyLayout } from '@agentmesh/shared';
 import type { Redis } from 'ioredis';
 
 /** A tool call's outcome as kept under its Idempotency-Key. */
-export type StoredOutcome =
-  | { ok: true; result: unknown }
-  | { ok: false; error: { code: string; message: string } };
+export type StoredOutcome = { ok: true; result: unknown } | { ok: false; error: CodedError };
 
 /** What a key is bound to: the tool it was first used with and the hash of its arguments. */
 export interface CallScope {

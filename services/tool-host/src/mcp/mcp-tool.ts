@@ -1,11 +1,15 @@
-import type { JsonSchema, McpToolsEntry, ToolInfo } from '@agentmesh/shared';
+import {
+  DEFAULT_TOOL_TIMEOUT_MS,
+  type JsonSchema,
+  type McpToolsEntry,
+  type ToolInfo,
+} from '@agentmesh/shared';
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
 import type { LoadedTool } from '../load-tools.js';
 import { mcpCallResult } from './mcp-call-result.js';
 import type { McpConnection } from './mcp-connection.js';
 
 /** The tool-host's default time limit of a call, as run-tool applies it. */
-const DEFAULT_TIMEOUT_MS = 30_000;
 
 /**
  * One tool an MCP server advertises, served like a native one (DESIGN §14): named with the entry's
@@ -22,7 +26,7 @@ export function mcpTool(tool: Tool, entry: McpToolsEntry, connection: McpConnect
   };
   if (tool.outputSchema) info.output = withoutDialect(tool.outputSchema);
   if (entry.timeoutMs !== undefined) info.timeoutMs = entry.timeoutMs;
-  const timeoutMs = entry.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+  const timeoutMs = entry.timeoutMs ?? DEFAULT_TOOL_TIMEOUT_MS;
   return {
     info,
     run: async (args, ctx) => mcpCallResult(await connection.call(tool.name, args, ctx.signal, timeoutMs)),

@@ -1,5 +1,6 @@
 import {
   compileSchema,
+  DEFAULT_TOOL_TIMEOUT_MS,
   describeValidation,
   type Logger,
   MeshError,
@@ -81,7 +82,7 @@ export const toolRoutes: FastifyPluginAsync<ToolRoutesOptions> = async (
       }) as Logger;
       const watched = cancels ? await cancels.watch(context.invocationId) : undefined;
       const cancelled = watched?.signal ?? new AbortController().signal;
-      const waitUntil = Date.now() + (tool.info.timeoutMs ?? 30_000);
+      const waitUntil = Date.now() + (tool.info.timeoutMs ?? DEFAULT_TOOL_TIMEOUT_MS);
       try {
         if (cancelled.aborted) throw cancelled.reason;
         if (!outcomes) return answer((await runTool(tool, args, context, log, cancelled)).outcome);
@@ -142,5 +143,5 @@ function scopeHash(args: unknown): string {
 
 function answer(outcome: StoredOutcome): { result: unknown } {
   if (outcome.ok) return { result: outcome.result };
-  throw new MeshError(outcome.error.code as MeshError['code'], outcome.error.message);
+  throw new MeshError(outcome.error.code, outcome.error.message);
 }

@@ -1,10 +1,13 @@
-// `npm run demo-model`: the offline demo model in the foreground, on PORT (default 3001).
-import { watchLauncher } from '../../scripts/watch-launcher.js';
-import { startDemoModel } from './demo-model.js';
+// `npm run demo-model`: the offline demo model in the foreground, on PORT (default 3001), HOST as
+// the services read it. It lives in scripts/ because scripts import demo/, never the reverse.
+import { serviceEnv } from '@agentmesh/shared';
+import { startDemoModel } from '../demo/model/demo-model.js';
+import { watchLauncher } from './watch-launcher.js';
 
 const port = Number(process.env.PORT ?? 3001);
-const host = process.env.HOST ?? '127.0.0.1';
+let host = '127.0.0.1';
 try {
+  host = serviceEnv(process.env).host;
   const model = await startDemoModel({ port, host });
   process.stdout.write(
     `offline demo model (scripted, not a language model) listening at ${model.url}\n` +

@@ -2,6 +2,7 @@ import {
   type AgentPlan,
   type CallRecord,
   type CodedError,
+  codedError,
   type JobData,
   type LoadedCodeAgent,
   MeshError,
@@ -9,12 +10,13 @@ import {
   type SubagentResult,
 } from '@agentmesh/shared';
 import type { Job } from 'bullmq';
-import type { Activation } from '../store/activation-store.js';
+import type { Activation } from '../../store/activation-store.js';
+import type { AgentRun } from '../agent-run.js';
+import type { RunnerContext } from '../runner-context.js';
 import { CallBatch } from './call-batch.js';
+import { agentContext, codeCallId, recordFailure, submitOne } from './code-agent-context.js';
 import { depthRefusal, inputRefusal, refusedRecord, stepError } from './code-agent-refusals.js';
 import { ReplayMemory } from './replay-memory.js';
-import { agentContext, codeCallId, recordFailure, submitOne } from './run-code-agent.js';
-import type { RunnerContext } from './runner-context.js';
 
 /** How one replay of a code agent's run ended; `failed` is the mesh ending it (the deadline). */
 export type ReplayOutcome =
@@ -26,10 +28,7 @@ export type ReplayOutcome =
   | { kind: 'blocked' };
 
 /** What ends an invocation that runs past its deadline (same as a ReAct agent's). */
-export const DEADLINE_EXCEEDED: CodedError = {
-  code: 'deadline_exceeded',
-  message: 'The invocation ran past its deadline.',
-};
+export const DEADLINE_EXCEEDED: CodedError = codedError('deadline_exceeded');
 
 // setTimeout's longest delay; deadlines are bounded far below it (MESH_MAX_TIMEOUT_SECONDS).
 const MAX_TIMER_MS = 2 ** 31 - 1;
@@ -57,14 +56,21 @@ export class CodeAgentReplay {
   /** `ctx.memory`: this invocation's own; writes are committed with the next durable record. */
   readonly memory = new ReplayMemory();
 
-  constructor(
-    private readonly ctx: RunnerContext,
-    private readonly agent: AgentPlan,
-    private readonly a: Activation,
-    private readonly job: Job<JobData>,
-    private readonly signal: AbortSignal,
-  ) {
-    this.batch = new CallBatch(ctx.limits);
+  private readonly ctx: RunnerContext;
+  private readonly agent: AgentPlan;
+  private readonly activation: Activation;
+  private readonly job: Job<JobData>;
+  private readonly signal: AbortSignal;
+
+  constructor(run: AgentRun) {
+    ({
+      ctx: this.ctx,
+      agent: this.agent,
+      activation: this.activation,
+      job: this.job,
+      signal: this.signal,
+    } = run);
+    this.batch = new CallBatch(run.ctx.limits);
   }
 
   /** Runs the agent's code once, to its end, until it blocks on children, or to the deadline. */
@@ -76,12 +82,12 @@ export class CodeAgentReplay {
         clearTimeout(this.timer);
         resolve(o);
       };
-      const remaining = Math.max(0, this.a.state.deadline - Date.now());
+      const remaining = Math.max(0, this.activation.state.deadline - Date.now());
       this.timer = setTimeout(() => this.pastDeadline(), Math.min(remaining, MAX_TIMER_MS));
       const signal = AbortSignal.any([this.signal, this.expiry.signal]);
       const context = agentContext(this, signal, this.ctx.log);
       Promise.resolve()
-        .then(() => def.run(this.a.state.input, context))
+        .then(() => def.run(this.activation.state.input, context))
         .then(
           (value) => this.afterWork(() => this.settle({ kind: 'returned', value })),
           (error) => this.settle({ kind: 'threw', error }),
@@ -96,13 +102,15 @@ export class CodeAgentReplay {
     if (this.settled) return never();
     if (!this.agent.subagents.includes(name)) {
       const message = `Sub-agent ${name} is not a declared sub-agent of ${this.agent.name}.`;
-      return this.deliver({ ok: false, error: { code: 'agent_not_found', message } });
+      return this.deliver({ ok: false, error: codedError('agent_not_found', message) });
     }
     const record = await this.system(() => this.recorded(callId, 'subagent', name));
     if (record) this.memory.apply(record.memory);
     if (record && record.status !== 'started') {
       if (record.status !== 'succeeded') return this.deliver({ ok: false, error: recordFailure(record) });
-      const child = await this.system(() => this.ctx.store.readState(this.a.state.rootId, record.childId!));
+      const child = await this.system(() =>
+        this.ctx.store.readState(this.activation.state.rootId, record.childId!),
+      );
       return this.deliver({ ok: true, output: child?.output });
     }
     if (!record) {
@@ -112,7 +120,7 @@ export class CodeAgentReplay {
         refusal?.code === 'too_many_calls'
           ? refusal
           : (inputRefusal(name, input) ??
-            depthRefusal(this.a.state.depth, this.ctx.limits.maxDepth) ??
+            depthRefusal(this.activation.state.depth, this.ctx.limits.maxDepth) ??
             refusal);
       if (error) {
         await this.system(() => this.refuse(callId, 'subagent', name, error));
@@ -120,8 +128,16 @@ export class CodeAgentReplay {
       }
       await this.system(async () => {
         const writes = this.memory.take();
-        if (writes.length > 0) await this.ctx.store.commitMemory(this.a, writes);
-        await submitOne(this.ctx, this.job, this.a, callId, name, input as Record<string, unknown>, writes);
+        if (writes.length > 0) await this.ctx.store.commitMemory(this.activation, writes);
+        await submitOne(
+          this.ctx,
+          this.job,
+          this.activation,
+          callId,
+          name,
+          input as Record<string, unknown>,
+          writes,
+        );
       });
     }
     this.pending++;
@@ -161,7 +177,7 @@ export class CodeAgentReplay {
         runner: this.ctx.runnerId,
         ...(before.length > 0 ? { memory: before } : {}),
       };
-      await this.system(() => this.ctx.store.record(this.a, started, undefined, undefined, before));
+      await this.system(() => this.ctx.store.record(this.activation, started, undefined, undefined, before));
       const done = async (outcome: Partial<CallRecord>) => {
         if (this.settled) return never(); // the run ended meanwhile (its deadline): nothing more is written
         // The writes made while `fn` ran are committed with its outcome: a replay skips `fn`.
@@ -173,7 +189,9 @@ export class CodeAgentReplay {
           finishedAt: new Date().toISOString(),
           ...(memory.length > 0 ? { memory } : {}),
         };
-        await this.system(() => this.ctx.store.record(this.a, finished, undefined, undefined, during));
+        await this.system(() =>
+          this.ctx.store.record(this.activation, finished, undefined, undefined, during),
+        );
       };
       let value: unknown;
       try {
@@ -181,7 +199,7 @@ export class CodeAgentReplay {
       } catch (e) {
         await done({
           status: 'failed',
-          error: { code: 'agent_failed', message: (e as Error)?.message ?? String(e) },
+          error: codedError('agent_failed', (e as Error)?.message ?? String(e)),
         });
         this.batch.reset();
         throw e;
@@ -198,11 +216,11 @@ export class CodeAgentReplay {
     kind: CallRecord['kind'],
     name: string,
   ): Promise<CallRecord | undefined> {
-    const record = this.a.records.get(callId);
+    const record = this.activation.records.get(callId);
     if (!record || (record.kind === kind && record.name === name)) return record;
     const message = `Non-deterministic code agent ${this.agent.name}: call ${callId} was ${record.kind} ${record.name}, the code now makes ${kind} ${name}; the records from there on are discarded.`;
-    this.ctx.log.warn({ invocationId: this.a.state.id, callId }, message);
-    await this.ctx.store.discardFrom(this.a, callId);
+    this.ctx.log.warn({ invocationId: this.activation.state.id, callId }, message);
+    await this.ctx.store.discardFrom(this.activation, callId);
     return undefined;
   }
 
@@ -211,7 +229,7 @@ export class CodeAgentReplay {
     const writes = this.memory.take();
     const record = refusedRecord({ callId, kind, name, error, runner: this.ctx.runnerId, memory: writes });
     const event = { type: 'tool_call' as const, data: { callId, name, status: 'failed', error } };
-    await this.ctx.store.record(this.a, record, event, undefined, writes);
+    await this.ctx.store.record(this.activation, record, event, undefined, writes);
   }
 
   /** A result reaches the code: calls it makes next are a new batch. */
@@ -222,7 +240,7 @@ export class CodeAgentReplay {
 
   /** True (and the run ends `deadline_exceeded`) when no new call may start any more. */
   private overdue(): boolean {
-    if (Date.now() < this.a.state.deadline) return false;
+    if (Date.now() < this.activation.state.deadline) return false;
     this.pastDeadline();
     return true;
   }
@@ -263,7 +281,7 @@ export class CodeAgentReplay {
       return;
     }
     void this.ctx.store
-      .commitMemory(this.a, writes)
+      .commitMemory(this.activation, writes)
       .then(fn, (error) => this.settle({ kind: 'crashed', error }));
   }
 

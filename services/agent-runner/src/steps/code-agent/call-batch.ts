@@ -1,5 +1,5 @@
-import type { CodedError } from '@agentmesh/shared';
-import type { RunnerLimits } from './runner-context.js';
+import { type CodedError, codedError } from '@agentmesh/shared';
+import type { RunnerLimits } from '../runner-context.js';
 
 /**
  * The per-turn limits of a code agent (DESIGN §7, §16). A code agent's "turn" is the calls it
@@ -21,15 +21,14 @@ export class CallBatch {
     const index = this.calls++;
     const { maxCallsPerTurn, maxDelegationsPerTurn } = this.limits;
     if (index >= maxCallsPerTurn) {
-      const message = `At most ${maxCallsPerTurn} calls (ctx.subagent and ctx.step) may be started together.`;
-      return { code: 'too_many_calls', message };
+      return codedError(
+        'too_many_calls',
+        `At most ${maxCallsPerTurn} calls (ctx.subagent and ctx.step) may be started together.`,
+      );
     }
     if (kind === 'step') return undefined;
     if (this.delegations++ < maxDelegationsPerTurn) return undefined;
-    return {
-      code: 'too_many_delegations',
-      message: `At most ${maxDelegationsPerTurn} delegations are allowed in one turn.`,
-    };
+    return codedError('too_many_delegations', { limit: maxDelegationsPerTurn });
   }
 
   /** A call's result reached the code: what it starts next belongs to a new batch. */

@@ -1,26 +1,6 @@
-import { type ErrorDetail, MeshError } from '@agentmesh/shared';
+import { type ErrorDetail, frameworkErrorCode, MeshError } from '@agentmesh/shared';
 import type { FastifyError, FastifyInstance } from 'fastify';
 import { AllowedMethods } from './allowed-methods.js';
-
-/** Maps fastify's own error codes onto the mesh's stable codes. */
-const FASTIFY_CODES: Record<string, MeshError['code']> = {
-  FST_ERR_CTP_INVALID_MEDIA_TYPE: 'unsupported_media_type',
-  FST_ERR_CTP_BODY_TOO_LARGE: 'payload_too_large',
-  FST_ERR_CTP_EMPTY_JSON_BODY: 'invalid_json',
-  FST_ERR_CTP_INVALID_JSON_BODY: 'invalid_json',
-  FST_ERR_CTP_INVALID_CONTENT_LENGTH: 'invalid_json',
-};
-
-/** Client errors of plugins (no fastify code of their own), by status. */
-const CLIENT_ERRORS: Record<number, MeshError['code']> = {
-  400: 'invalid_input',
-  405: 'method_not_allowed',
-  408: 'request_timeout',
-  413: 'payload_too_large',
-  414: 'url_too_long',
-  415: 'unsupported_media_type',
-  431: 'headers_too_large',
-};
 
 /**
  * Every error answer is `{"error": {code, message, details?}}`, without stack or internals; a known
@@ -39,21 +19,17 @@ export function installErrorHandler(app: FastifyInstance, redisReachable: () => 
       const summary = details.map((d) => `${where}${d.path === '/' ? '' : d.path}: ${d.message}`).join('; ');
       return reply.status(400).send(new MeshError(code, `Invalid ${where}: ${summary}`, details).toBody());
     }
-    const mapped = err.code ? FASTIFY_CODES[err.code] : undefined;
-    if (mapped) return reply.status(new MeshError(mapped).status).send(new MeshError(mapped).toBody());
-    if (err.statusCode && err.statusCode >= 400 && err.statusCode < 500 && err instanceof SyntaxError) {
-      return reply
-        .status(400)
-        .send(new MeshError('invalid_json', 'The request body is not valid JSON.').toBody());
-    }
     // @fastify/static refuses a path outside its root with 403 (and a missing file with 404): for a
     // client either is a route that does not exist. Other client errors of plugins keep their class.
     if (err.statusCode === 403 || err.statusCode === 404) {
       const e = new MeshError('not_found', `Route ${req.method} ${req.url.split('?')[0]} not found.`);
       return reply.status(404).send(e.toBody());
     }
-    const byStatus = err.statusCode ? CLIENT_ERRORS[err.statusCode] : undefined;
-    if (byStatus) return reply.status(err.statusCode!).send(new MeshError(byStatus).toBody());
+    const code = frameworkErrorCode(err);
+    if (code) {
+      const e = new MeshError(code);
+      return reply.status(e.status).send(e.toBody());
+    }
     // Redis holds every invocation: without it the gateway cannot serve, and a retry later may succeed.
     if (!redisReachable()) {
       return reply

@@ -1,19 +1,16 @@
-import { type CallRecord, type CodedError, MeshError } from '@agentmesh/shared';
+import { type CallRecord, type CodedError, codedError, MeshError } from '@agentmesh/shared';
 import type { MemoryWrites } from './replay-memory.js';
 
 /** A delegation's input must be a JSON object, as a model's `_subagent_` arguments are. */
 export function inputRefusal(name: string, input: unknown): CodedError | undefined {
   if (typeof input === 'object' && input !== null && !Array.isArray(input)) return undefined;
-  return {
-    code: 'invalid_input',
-    message: `ctx.subagent('${name}', input): the input must be a JSON object.`,
-  };
+  return codedError('invalid_input', `ctx.subagent('${name}', input): the input must be a JSON object.`);
 }
 
 /** A delegation from an invocation at `depth` past MESH_MAX_DEPTH (the ReAct planner's text). */
 export function depthRefusal(depth: number, maxDepth: number): CodedError | undefined {
   if (depth + 1 <= maxDepth) return undefined;
-  return { code: 'max_depth_exceeded', message: `Delegation depth limit ${maxDepth} reached.` };
+  return codedError('max_depth_exceeded', { limit: maxDepth });
 }
 
 /** The record of a call refused before it ran, with the memory writes committed with it. */

@@ -33,7 +33,7 @@ function parserError(err: NodeJS.ErrnoException & { rawPacket?: Buffer }): MeshE
         ? new MeshError('url_too_long', `The request URL is longer than ${MAX_URL_BYTES} bytes.`)
         : new MeshError('headers_too_large');
     case 'HPE_INVALID_URL':
-      return new MeshError('invalid_url', 'The request URL is malformed.');
+      return new MeshError('invalid_url');
     default:
       return new MeshError('invalid_input', 'The request is not valid HTTP/1.1.');
   }

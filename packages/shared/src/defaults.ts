@@ -1,0 +1,28 @@
+// Every default and fixed bound that more than one module relies on, each said once.
+
+/** What agent and tool names must match: they become model function names (`_subagent_` + 54 = 64). */
+export const NAME_PATTERN = '^[a-zA-Z0-9_-]{1,54}$';
+
+/** Where the tool-host is when the config does not say. */
+export const DEFAULT_TOOL_HOST = 'http://127.0.0.1:3002';
+
+/** The iteration limit of a ReAct agent that does not set `maxIterations`. */
+export const DEFAULT_MAX_ITERATIONS = 10;
+
+/**
+ * How long a tool without `timeoutMs` may run. The tool-host enforces it; the runner waits as long
+ * for the answer (it waited 60 s before, but the tool-host's 30 s always ended the call first).
+ */
+export const DEFAULT_TOOL_TIMEOUT_MS = 30_000;
+
+/** How long a draining runner lets the jobs in hand finish before handing them back (RUNNER_DRAIN_MS). */
+export const DEFAULT_DRAIN_MS = 30_000;
+
+/** Tool and sub-agent calls of one model reply that run (MESH_MAX_CALLS_PER_TURN, DESIGN §16). */
+export const DEFAULT_MAX_CALLS_PER_TURN = 64;
+
+/** Bytes of a model reply body (MESH_MAX_MODEL_REPLY_BYTES, DESIGN §16). */
+export const DEFAULT_MAX_MODEL_REPLY_BYTES = 4 * 1024 * 1024;
+
+/** The approximate length each invocation tree's event stream is trimmed to (`XADD MAXLEN ~`). */
+export const EVENT_STREAM_MAXLEN = 100_000;

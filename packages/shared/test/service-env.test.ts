@@ -1,0 +1,68 @@
+// serviceEnv: each variable's default, parsing and refusal, as the services and npm start read them.
+import t from 'tap';
+import { isMeshError } from '../src/errors/mesh-error.js';
+import { type ServiceEnv, serviceEnv } from '../src/service-env.js';
+
+t.test('an empty environment gives every default', async (t) => {
+  t.match(serviceEnv({}), {
+    configFile: './mesh.yaml',
+    redisUrl: 'redis://127.0.0.1:6379',
+    prefix: 'mesh',
+    gatewayPort: 3000,
+    toolHostPort: 3002,
+    toolHostUrl: undefined,
+    runnerAgents: undefined,
+    runnerConcurrency: 16,
+    drainMs: 30_000,
+    host: '127.0.0.1',
+    allowAnonymous: false,
+    maxTimeoutSeconds: 86_400,
+    defaultTimeoutSeconds: 600,
+    maxModelReplyBytes: 4 * 1024 * 1024,
+    maxCallsPerTurn: 64,
+    maxStreamsPerKey: 32,
+    maxStreams: 1024,
+  });
+});
+
+t.test('each variable is read into its setting', async (t) => {
+  const rows: [env: Record<string, string>, expected: Partial<ServiceEnv>][] = [
+    [{ HOST: '0.0.0.0' }, { host: '0.0.0.0' }],
+    [{ HOST: '' }, { host: '127.0.0.1' }],
+    [{ GATEWAY_PORT: '0' }, { gatewayPort: 0 }],
+    [{ REDIS_URL: 'redis://r:1/2' }, { redisUrl: 'redis://r:1/2' }],
+    [{ TOOL_HOST_URL: 'http://t:9' }, { toolHostUrl: 'http://t:9' }],
+    [{ RUNNER_AGENTS: ' a, b ,,c' }, { runnerAgents: ['a', 'b', 'c'] }],
+    [{ MESH_ALLOW_ANONYMOUS: 'true' }, { allowAnonymous: true }],
+    [{ MESH_ALLOW_ANONYMOUS: 'yes' }, { allowAnonymous: false }],
+    [{ RUNNER_DRAIN_MS: '0' }, { drainMs: 0 }],
+    [{ MESH_MAX_CALLS_PER_TURN: '5' }, { maxCallsPerTurn: 5 }],
+  ];
+  for (const [env, expected] of rows) t.match(serviceEnv(env), expected, JSON.stringify(env));
+});
+
+t.test('every bad value is refused at once, each named by its variable', async (t) => {
+  const rows: [env: Record<string, string>, paths: string[]][] = [
+    [{ GATEWAY_PORT: 'x' }, ['GATEWAY_PORT']],
+    [{ RUNNER_CONCURRENCY: '0' }, ['RUNNER_CONCURRENCY']],
+    [{ MESH_MAX_DEPTH: '1.5', RUNNER_LOCK_MS: '10' }, ['MESH_MAX_DEPTH', 'RUNNER_LOCK_MS']],
+    [{ MESH_PREFIX: 'a:b' }, ['MESH_PREFIX']],
+    [
+      { MESH_DEFAULT_TIMEOUT_SECONDS: '100', MESH_MAX_TIMEOUT_SECONDS: '10' },
+      ['MESH_DEFAULT_TIMEOUT_SECONDS'],
+    ],
+  ];
+  for (const [env, paths] of rows) {
+    try {
+      serviceEnv(env);
+      t.fail(`${JSON.stringify(env)} was accepted`);
+    } catch (e) {
+      t.ok(isMeshError(e, 'invalid_config'), JSON.stringify(env));
+      t.strictSame(
+        (e as { details: { path: string }[] }).details.map((d) => d.path),
+        paths,
+        JSON.stringify(env),
+      );
+    }
+  }
+});

@@ -1,0 +1,50 @@
+import { codedError, decideNextStep, type PlannedCall } from '@agentmesh/shared';
+import type { AgentRun } from '../agent-run.js';
+import { callModel } from '../call-model.js';
+import { parkOnChildren, submitDelegations } from '../delegate.js';
+import { finishFailed, finishSucceeded } from '../finish-invocation.js';
+import { recordFailedCalls, runTools } from '../run-tools.js';
+
+type Runnable = Extract<PlannedCall, { args: Record<string, unknown> }>;
+
+/**
+ * The ReAct loop of one activation: asks decideNextStep what to do with the records so far, does
+ * it durably (a model call, tool calls, delegations), and repeats until the invocation finishes
+ * or parks on its children.
+ */
+export async function runReactAgent(run: AgentRun): Promise<void> {
+  const { ctx, agent, activation, job, token, signal } = run;
+  for (;;) {
+    if (Date.now() >= activation.state.deadline) {
+      return finishFailed(ctx, activation, codedError('deadline_exceeded'));
+    }
+    const step = decideNextStep(agent, activation.records, {
+      depth: activation.state.depth,
+      maxDepth: ctx.limits.maxDepth,
+      maxDelegationsPerTurn: ctx.limits.maxDelegationsPerTurn,
+      maxCallsPerTurn: ctx.limits.maxCallsPerTurn,
+    });
+    if (step.type === 'final') return finishSucceeded(ctx, agent, activation, step.output);
+    if (step.type === 'fail') return finishFailed(ctx, activation, step.error);
+    if (step.type === 'call_model') {
+      const error = await callModel(ctx, agent, activation, step.turn, step.callId, signal);
+      if (error) return finishFailed(ctx, activation, error);
+      continue;
+    }
+    const runnable = step.calls.filter((c): c is Runnable => 'args' in c);
+    const delegations = runnable.filter((c) => c.kind === 'subagent');
+    // A turn of delegations only parks in the round trip that submits them.
+    const parked = await submitDelegations(ctx, job, activation, delegations, {
+      park: delegations.length === step.calls.length,
+    });
+    await recordFailedCalls(ctx, activation, step.calls);
+    await runTools(
+      ctx,
+      activation,
+      runnable.filter((c) => c.kind === 'tool'),
+      signal,
+    );
+    if (delegations.length === 0) continue;
+    await parkOnChildren(ctx, activation, job, token, parked);
+  }
+}
