@@ -1,42 +1,18 @@
 // `npm start` for real: no Redis at REDIS_URL, so it starts its own; no model, so the offline demo
 // model answers; human-readable lines (LOG_FORMAT=pretty, as on a terminal), one per invocation
 // started and finished; SIGTERM to npm stops every process it started.
-import { execFileSync, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { stripVTControlCharacters } from 'node:util';
 import t from 'tap';
 import { freePort, isListening } from '../scripts/free-port.js';
+import { processes, sleep, until } from './support/npm-start.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-// Processes as `pid args` lines: a group's (`-g pgid`) or everyone's (`-e`); `ps` exits 1 when none match.
-function processes(...select: string[]): string[] {
-  try {
-    return execFileSync('ps', ['-o', 'pid=,args=', ...select], { encoding: 'utf8' })
-      .split('\n')
-      .map((l) => l.trim())
-      .filter(Boolean);
-  } catch {
-    return [];
-  }
-}
 const groupProcesses = (pgid: number) => processes('-g', String(pgid));
 // The private redis-server has its own process group (Ctrl-C must not stop it before the services).
 const redisProcesses = (port: number) =>
   processes('-e').filter((p) => p.includes(`redis-server 127.0.0.1:${port}`));
-
-async function until<T>(
-  what: string,
-  ms: number,
-  probe: () => Promise<T | undefined> | T | undefined,
-): Promise<T> {
-  for (const end = Date.now() + ms; Date.now() < end; await sleep(250)) {
-    const value = await probe();
-    if (value !== undefined) return value;
-  }
-  throw new Error(`timed out after ${ms} ms waiting for ${what}`);
-}
 
 t.test(
   'npm start runs the whole mesh on a private Redis and the demo model, and SIGTERM stops all of it',
