@@ -98,6 +98,7 @@ t.test('every operation has an operationId, a summary, security and described re
   const ops = operations(doc);
   t.strictSame(ops.map((o) => o.at).sort(), [
     'delete /invocations/{id}',
+    'get /a2a/{agent}/.well-known/agent-card.json',
     'get /agents',
     'get /agents/{name}',
     'get /docs',
@@ -109,6 +110,7 @@ t.test('every operation has an operationId, a summary, security and described re
     'get /invocations/{id}/events',
     'get /metrics',
     'get /readyz',
+    'post /a2a/{agent}',
     'post /agents/echo/invoke',
     'post /agents/lead/invoke',
     'post /agents/quiz/invoke',
@@ -190,7 +192,13 @@ t.test('wait, timeout and limit are typed numbers; Idempotency-Key is a header p
 
 t.test('with auth on, operations declare the bearer scheme and 401; open routes declare none', async (t) => {
   const doc = await fetchDoc(securedBase, 'all-key');
-  const open = ['get /healthz', 'get /readyz', 'get /metrics', 'get /docs'];
+  const open = [
+    'get /healthz',
+    'get /readyz',
+    'get /metrics',
+    'get /docs',
+    'get /a2a/{agent}/.well-known/agent-card.json',
+  ];
   for (const { at, op } of operations(doc)) {
     if (open.includes(at)) {
       t.strictSame(op.security, [], `${at} is open`);

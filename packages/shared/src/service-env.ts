@@ -40,6 +40,8 @@ export interface ServiceEnv {
   maxStreams: number;
   /** How long `POST /mcp`'s tools/call waits for the agent's answer (MESH_MCP_WAIT_SECONDS, DESIGN §14). */
   mcpWaitSeconds: number;
+  /** The base URL clients reach the gateway at (MESH_PUBLIC_URL): A2A cards and the document's servers. */
+  publicUrl: string | undefined;
 }
 
 /** Parses the environment; every bad value is reported at once with its variable name. */
@@ -88,6 +90,7 @@ export function serviceEnv(env: Record<string, string | undefined>): ServiceEnv 
     maxStreamsPerKey: int('MESH_MAX_STREAMS_PER_KEY', 32, 1),
     maxStreams: int('MESH_MAX_STREAMS', 1024, 1),
     mcpWaitSeconds: int('MESH_MCP_WAIT_SECONDS', 300, 1),
+    publicUrl: str('MESH_PUBLIC_URL'),
   };
   if (settings.defaultTimeoutSeconds > settings.maxTimeoutSeconds) {
     problems.push({

@@ -13,6 +13,7 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { Redis } from 'ioredis';
 import { pino } from 'pino';
 import { collectDefaultMetrics, Registry } from 'prom-client';
+import { a2aRoutes } from './a2a/a2a-route.js';
 import { EventHub } from './events/event-hub.js';
 import { StreamSlots } from './events/stream-slots.js';
 import { InvocationService } from './invocations/invocation-service.js';
@@ -166,6 +167,15 @@ export async function buildGateway(opts: GatewayOptions): Promise<Gateway> {
     subscriber,
     keys,
     waitSeconds: opts.mcpWaitSeconds ?? 300,
+    defaultTimeoutSeconds: opts.defaultTimeoutSeconds,
+  });
+  await app.register(a2aRoutes, {
+    mesh,
+    invocations,
+    hub,
+    keys,
+    auth: apiKeys !== undefined,
+    publicUrl: opts.publicUrl,
     defaultTimeoutSeconds: opts.defaultTimeoutSeconds,
   });
   await app.register(eventRoutes, {

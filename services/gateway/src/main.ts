@@ -43,6 +43,7 @@ try {
     maxStreamsPerKey: env.maxStreamsPerKey,
     maxStreams: env.maxStreams,
     mcpWaitSeconds: env.mcpWaitSeconds,
+    ...(env.publicUrl ? { publicUrl: env.publicUrl } : {}),
   });
   await gateway.app.listen({ port: env.gatewayPort, host: env.host });
   log.info({ docs: `http://${env.host}:${env.gatewayPort}/docs` }, 'gateway ready');

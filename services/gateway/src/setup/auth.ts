@@ -12,7 +12,16 @@ declare module 'fastify' {
 
 // Routes anyone may call with auth on (by route pattern, so `/metrics?x` or `/docs/` match too).
 // The Swagger UI page and its static assets hold no mesh data; `/docs/json` and `/docs/yaml` do.
-const OPEN_ROUTES = new Set(['/healthz', '/readyz', '/metrics', '/docs', '/docs/']);
+const OPEN_ROUTES = new Set([
+  '/healthz',
+  '/readyz',
+  '/metrics',
+  '/docs',
+  '/docs/',
+  // A2A agent cards are public (DESIGN §14); they declare the bearer scheme themselves.
+  '/a2a/:agent/.well-known/agent-card.json',
+  '/a2a/{agent}/.well-known/agent-card.json',
+]);
 /** True for a route pattern anyone may call with auth on (the document gives it `security: []`). */
 export const isOpen = (route: string | undefined): boolean =>
   route !== undefined && (OPEN_ROUTES.has(route) || route.startsWith('/docs/static/'));

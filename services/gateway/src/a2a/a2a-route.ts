@@ -1,0 +1,127 @@
+import { AgentCard, formatSSEErrorEvent, formatSSEEvent, SSE_HEADERS } from '@a2a-js/sdk';
+import {
+  defaultServerCallContextBuilder,
+  JsonRpcTransportHandler,
+  validateVersion,
+} from '@a2a-js/sdk/server';
+import { type AgentPlan, type KeyLayout, MeshError } from '@agentmesh/shared';
+import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
+import type { EventHub } from '../events/event-hub.js';
+import type { InvocationService } from '../invocations/invocation-service.js';
+import type { MeshState } from '../mesh-state.js';
+import { A2A_CARD_SCHEMA, A2A_RPC_SCHEMA } from './a2a-schema.js';
+import { agentCard } from './agent-card.js';
+import { FollowedBusManager } from './followed-bus-manager.js';
+import { InvocationExecutor } from './invocation-executor.js';
+import { InvocationTaskStore } from './invocation-task-store.js';
+import { MeshRequestHandler } from './mesh-request-handler.js';
+
+/** Options of the A2A routes. */
+export interface A2aRoutesOptions {
+  mesh: MeshState;
+  invocations: InvocationService;
+  hub: EventHub;
+  keys: KeyLayout;
+  /** MESH_API_KEYS is set: the card declares the bearer scheme. */
+  auth: boolean;
+  /** The base URL clients reach the gateway at (MESH_PUBLIC_URL); else the request's own origin. */
+  publicUrl: string | undefined;
+  defaultTimeoutSeconds: number;
+}
+
+/**
+ * Each agent over A2A (DESIGN §14, the SDK's JSON-RPC transport, A2A v1.0): its public agent card
+ * at `GET /a2a/{agent}/.well-known/agent-card.json`, and `POST /a2a/{agent}` for SendMessage,
+ * SendStreamingMessage, GetTask, CancelTask and SubscribeToTask, with the gateway's auth. Tasks are
+ * invocations, read from Redis, so any gateway answers any task.
+ */
+export const a2aRoutes: FastifyPluginAsync<A2aRoutesOptions> = async (app, opts) => {
+  const agentNamed = (name: string): AgentPlan => {
+    const plan = opts.mesh.plan;
+    if (!plan) throw new MeshError('unavailable', 'The tool catalogue has not been published yet.');
+    const agent = Object.hasOwn(plan.agents, name) ? plan.agents[name] : undefined;
+    if (!agent) throw new MeshError('agent_not_found', `No agent is named ${name}.`);
+    return agent;
+  };
+  const baseUrl = (req: FastifyRequest): string =>
+    opts.publicUrl
+      ? opts.publicUrl.replace(/\/$/, '')
+      : `${req.protocol}://${req.headers.host ?? 'localhost'}`;
+
+  app.get<{ Params: { agent: string } }>(
+    '/a2a/:agent/.well-known/agent-card.json',
+    { schema: A2A_CARD_SCHEMA },
+    async (req) => AgentCard.toJSON(agentCard(agentNamed(req.params.agent), baseUrl(req), opts.auth)),
+  );
+
+  app.post<{ Params: { agent: string } }>('/a2a/:agent', { schema: A2A_RPC_SCHEMA }, async (req, reply) => {
+    const agent = agentNamed(req.params.agent);
+    if (!req.meshCaller.mayUse(agent.name))
+      throw new MeshError('forbidden', `This API key may not use agent ${agent.name}.`);
+    const card = agentCard(agent, baseUrl(req), opts.auth);
+    const ended = new AbortController();
+    const follow = { reader: opts.invocations, hub: opts.hub, keys: opts.keys };
+    const traceparent = typeof req.headers.traceparent === 'string' ? req.headers.traceparent : undefined;
+    const executor = new InvocationExecutor({
+      ...follow,
+      invocations: opts.invocations,
+      agent,
+      caller: req.meshCaller,
+      defaultTimeoutSeconds: opts.defaultTimeoutSeconds,
+      traceparent,
+      signal: ended.signal,
+    });
+    const handler = new MeshRequestHandler(
+      agent,
+      card,
+      new InvocationTaskStore(opts.invocations, agent.name, req.meshCaller),
+      executor,
+      new FollowedBusManager(follow, ended.signal),
+    );
+    const version = req.headers['a2a-version'];
+    const context = defaultServerCallContextBuilder({
+      extensions: undefined,
+      user: undefined,
+      headers: req.headers,
+      requestedVersion: typeof version === 'string' ? version : undefined,
+    });
+    const id = (req.body as { id?: string | number } | undefined)?.id ?? null;
+    const rpcError = (e: unknown) => ({
+      jsonrpc: '2.0',
+      id,
+      error: JsonRpcTransportHandler.mapToJSONRPCError(e),
+    });
+    reply.hijack();
+    const res = reply.raw;
+    res.on('close', () => ended.abort());
+    try {
+      validateVersion(context.requestedVersion, card, 'JSONRPC');
+      const answer = await new JsonRpcTransportHandler(handler).handle(
+        req.body as Record<string, unknown>,
+        context,
+      );
+      if (!(Symbol.asyncIterator in answer)) {
+        res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(answer));
+        return;
+      }
+      const first = await answer.next().catch((e: unknown) => ({ error: e }));
+      if ('error' in first) {
+        res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(rpcError(first.error)));
+        return;
+      }
+      res.writeHead(200, SSE_HEADERS);
+      try {
+        if (!first.done) res.write(formatSSEEvent(first.value));
+        for await (const event of { [Symbol.asyncIterator]: () => answer }) res.write(formatSSEEvent(event));
+      } catch (e) {
+        if (!res.writableEnded) res.write(formatSSEErrorEvent(rpcError(e)));
+      }
+      res.end();
+    } catch (e) {
+      req.log.error({ err: (e as Error).message }, 'a2a request failed');
+      if (!res.headersSent)
+        res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(rpcError(e)));
+      else if (!res.writableEnded) res.end();
+    }
+  });
+};

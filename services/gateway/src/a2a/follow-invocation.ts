@@ -1,0 +1,108 @@
+import { AgentEvent, type ExecutionEventBus } from '@a2a-js/sdk/server';
+import { type InvocationView, isTerminal, type KeyLayout, rootOf } from '@agentmesh/shared';
+import type { EventHub } from '../events/event-hub.js';
+import type { InvocationReader } from '../invocations/invocation-reader.js';
+import { artifactOf, stateOf } from './task-of.js';
+
+/** What following an invocation needs from the gateway. */
+export interface FollowDeps {
+  reader: InvocationReader;
+  hub: EventHub;
+  keys: KeyLayout;
+}
+
+// A re-read even without news, in case the hub missed an append (Redis reconnecting).
+const SAFETY_POLL_MS = 5000;
+
+/**
+ * Publishes an invocation's progress on an A2A event bus until it ends or `signal` aborts: a status
+ * update at every change of task state, read again each time its tree's event stream grows (the
+ * gateway's event hub), and at the end the artifact before the terminal status. The bus is
+ * finished at the end.
+ */
+export async function followInvocation(
+  deps: FollowDeps,
+  id: string,
+  bus: ExecutionEventBus,
+  signal: AbortSignal,
+): Promise<InvocationView | undefined> {
+  let dirty = true;
+  let wake: (() => void) | undefined;
+  const onNews = () => {
+    dirty = true;
+    wake?.();
+  };
+  const unwatch = await deps.hub.watch(deps.keys.events(rootOf(id)), onNews);
+  signal.addEventListener('abort', onNews, { once: true });
+  let last: number | undefined;
+  try {
+    while (!signal.aborted) {
+      dirty = false;
+      const view = await deps.reader.view(id);
+      if (!view) return undefined;
+      const state = stateOf(view.status);
+      if (state !== last) {
+        last = state;
+        const artifact = artifactOf(view);
+        if (artifact)
+          bus.publish(
+            AgentEvent.artifactUpdate({
+              taskId: id,
+              contextId: id,
+              artifact,
+              append: false,
+              lastChunk: true,
+              metadata: undefined,
+            }),
+          );
+        const reason = view.error ? `${view.error.code}: ${view.error.message}` : undefined;
+        bus.publish(
+          AgentEvent.statusUpdate({
+            taskId: id,
+            contextId: id,
+            status: {
+              state,
+              message:
+                reason === undefined
+                  ? undefined
+                  : {
+                      messageId: `${id}-status`,
+                      contextId: id,
+                      taskId: id,
+                      role: 2,
+                      parts: [
+                        {
+                          content: { $case: 'text', value: reason },
+                          metadata: undefined,
+                          filename: '',
+                          mediaType: '',
+                        },
+                      ],
+                      metadata: undefined,
+                      extensions: [],
+                      referenceTaskIds: [],
+                    },
+              timestamp: new Date().toISOString(),
+            },
+            metadata: undefined,
+          }),
+        );
+      }
+      if (isTerminal(view.status)) return view;
+      if (!dirty)
+        await new Promise<void>((r) => {
+          const timer = setTimeout(r, SAFETY_POLL_MS);
+          wake = () => {
+            clearTimeout(timer);
+            r();
+          };
+        });
+      wake = undefined;
+    }
+    return undefined;
+  } finally {
+    signal.removeEventListener('abort', onNews);
+    unwatch();
+    bus.finished();
+  }
+}

@@ -1,0 +1,33 @@
+import type { ListTasksRequest, ListTasksResponse, Task } from '@a2a-js/sdk';
+import { UnsupportedOperationError } from '@a2a-js/sdk/errors';
+import type { TaskStore } from '@a2a-js/sdk/server';
+import type { Caller } from '../auth/caller.js';
+import type { InvocationService } from '../invocations/invocation-service.js';
+import { taskOf } from './task-of.js';
+
+/**
+ * The A2A task store of one request, backed by the invocations in Redis instead of process memory:
+ * a task is read from its invocation, so any gateway answers any task (DESIGN §14). Only the
+ * caller's own invocations of this agent are found. `save` writes nothing (the invocation is the
+ * record), except that a task saved `canceled` cancels its invocation, as DELETE does.
+ */
+export class InvocationTaskStore implements TaskStore {
+  constructor(
+    private readonly invocations: InvocationService,
+    private readonly agent: string,
+    private readonly caller: Caller,
+  ) {}
+
+  async load(taskId: string): Promise<Task | undefined> {
+    const view = await this.invocations.viewFor(taskId, this.caller);
+    return view && view.agent === this.agent ? taskOf(view) : undefined;
+  }
+
+  async save(task: Task): Promise<void> {
+    if (task.status?.state === 5) await this.invocations.cancel(task.id, this.caller);
+  }
+
+  async list(_params: ListTasksRequest): Promise<ListTasksResponse> {
+    throw new UnsupportedOperationError('ListTasks is not offered: use GET /invocations.');
+  }
+}

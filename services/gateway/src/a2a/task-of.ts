@@ -1,0 +1,72 @@
+import { type Artifact, type Part, type Task, TaskState } from '@a2a-js/sdk';
+import type { InvocationView } from '@agentmesh/shared';
+
+const STATES: Record<string, TaskState> = {
+  queued: TaskState.TASK_STATE_SUBMITTED,
+  running: TaskState.TASK_STATE_WORKING,
+  waiting: TaskState.TASK_STATE_WORKING,
+  succeeded: TaskState.TASK_STATE_COMPLETED,
+  failed: TaskState.TASK_STATE_FAILED,
+  cancelled: TaskState.TASK_STATE_CANCELED,
+};
+
+/** The A2A task state of an invocation status (DESIGN §14). */
+export const stateOf = (status: string): TaskState => STATES[status] ?? TaskState.TASK_STATE_WORKING;
+
+const part = (content: Part['content']): Part => ({
+  content,
+  metadata: undefined,
+  filename: '',
+  mediaType: '',
+});
+
+/** A succeeded invocation's answer as the task's artifact: a text part, plus a data part for structured output. */
+export function artifactOf(view: InvocationView): Artifact | undefined {
+  if (view.status !== 'succeeded') return undefined;
+  const out = view.output;
+  const parts =
+    typeof out === 'string'
+      ? [part({ $case: 'text', value: out })]
+      : [
+          part({ $case: 'text', value: JSON.stringify(out ?? null) }),
+          part({ $case: 'data', value: out ?? null }),
+        ];
+  return {
+    artifactId: `${view.id}-output`,
+    name: 'output',
+    description: `The output of agent ${view.agent}.`,
+    parts,
+    metadata: undefined,
+    extensions: [],
+  };
+}
+
+/** An invocation as an A2A task: its id is the invocation id, a failure's reason in the status message. */
+export function taskOf(view: InvocationView, contextId = view.id): Task {
+  const artifact = artifactOf(view);
+  const reason = view.error ? `${view.error.code}: ${view.error.message}` : undefined;
+  return {
+    id: view.id,
+    contextId,
+    status: {
+      state: stateOf(view.status),
+      message:
+        reason === undefined
+          ? undefined
+          : {
+              messageId: `${view.id}-status`,
+              contextId,
+              taskId: view.id,
+              role: 2,
+              parts: [part({ $case: 'text', value: reason })],
+              metadata: undefined,
+              extensions: [],
+              referenceTaskIds: [],
+            },
+      timestamp: new Date().toISOString(),
+    },
+    artifacts: artifact ? [artifact] : [],
+    history: [],
+    metadata: { agent: view.agent, invocationStatus: view.status },
+  };
+}
