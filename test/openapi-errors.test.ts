@@ -80,7 +80,10 @@ t.test('an unknown agent lists the agents the caller may use', async (t) => {
 t.test('every documented path answers another method with 405 and the methods it allows', async (t) => {
   const doc = (await (await fetch(`${base}/docs/json`)).json()) as { paths: Record<string, object> };
   const concrete = (p: string) =>
-    p.replace('{id}', 'inv_00000000000000000000000000000000').replace('{name}', 'echo');
+    p
+      .replace('{id}', 'inv_00000000000000000000000000000000')
+      .replace('{name}', 'echo')
+      .replace('{agent}', 'echo');
   for (const [p, ops] of Object.entries(doc.paths)) {
     const documented = Object.keys(ops).map((m) => m.toUpperCase());
     const allowed = [...documented, ...(documented.includes('GET') ? ['HEAD'] : [])].sort();
