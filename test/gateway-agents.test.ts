@@ -136,6 +136,7 @@ t.test(
     t.match(planner.description, 'Plans the work.');
     t.strictSame(planner.parameters.map((p: { in: string; name: string }) => `${p.in}:${p.name}`).sort(), [
       'header:Idempotency-Key',
+      'query:budget',
       'query:timeout',
       'query:wait',
     ]);

@@ -63,6 +63,7 @@ t.test('GET /invocations lists root invocations newest first, without input, out
     'rootId',
     'startedAt',
     'status',
+    'treeUsage',
     'usage',
   ]);
   t.strictSame(first, { ...first, agent: 'echo', status: 'succeeded', rootId: first.id });
@@ -183,6 +184,7 @@ t.test('the OpenAPI document describes the page', async (t) => {
     'rootId',
     'startedAt',
     'status',
+    'treeUsage',
     'usage',
   ]);
   t.strictSame(

@@ -58,6 +58,7 @@ const AgentEntry = Type.Object(
     tools: Type.Optional(StringList),
     subagents: Type.Optional(StringList),
     maxIterations: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000 })),
+    maxTokens: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000_000_000 })),
     input: Type.Optional(SchemaValue),
     output: Type.Optional(SchemaValue),
   },

@@ -32,6 +32,7 @@ export function normalizeAgent(
   const tools = Array.isArray(raw.tools) ? (raw.tools as string[]) : [];
   const subagents = Array.isArray(raw.subagents) ? (raw.subagents as string[]) : [];
   const agent: AgentConfig = { tools, subagents };
+  if (typeof raw.maxTokens === 'number') agent.maxTokens = raw.maxTokens;
   for (const key of ['description', 'instructions'] as const)
     if (typeof raw[key] === 'string') agent[key] = raw[key];
   for (const key of ['input', 'output'] as const) {

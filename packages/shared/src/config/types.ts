@@ -37,6 +37,8 @@ export interface AgentConfig {
   tools: string[];
   subagents: string[];
   maxIterations?: number;
+  /** The token budget of a tree this agent is the root of (DESIGN §13). */
+  maxTokens?: number;
   /** A JSON Schema mapping, a JSON string (parsed), or in mesh.config.ts a TypeBox type. */
   input?: unknown;
   output?: unknown;

@@ -120,6 +120,12 @@ export const ERROR_CODES = {
     fault: 'model',
     message: 'At most {limit} calls are allowed in one model reply.',
   },
+  budget_exceeded: {
+    status: 422,
+    retryable: false,
+    fault: 'model',
+    message: 'The token budget of {limit} tokens for this invocation tree is exhausted.',
+  },
   agent_failed: { status: 502, retryable: false, fault: 'user', message: "The code agent's run threw." },
   subagent_failed: { status: 502, retryable: false, fault: 'model', message: 'The sub-agent failed.' },
   tool_failed: { status: 502, retryable: false, fault: 'system', message: 'The tool failed.' },

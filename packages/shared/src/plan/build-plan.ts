@@ -97,7 +97,8 @@ function planEntry(
     outputSchema: schemas.output,
     callables,
   };
-  return { ...entry, definitionHash: definitionHash(entry) };
+  const budget = agent.maxTokens !== undefined ? { maxTokens: agent.maxTokens } : {};
+  return { ...entry, ...budget, definitionHash: definitionHash(entry) };
 }
 
 function isReact(agent: AgentConfig): boolean {

@@ -53,6 +53,7 @@ function agentFromJson(j: AgentPlanJson): AgentPlan {
     tools: j.tools,
     subagents: j.subagents,
     maxIterations: j.max_iterations,
+    ...(j.max_tokens !== undefined ? { maxTokens: j.max_tokens } : {}),
     inputSchema: j.input_schema,
     outputSchema: j.output_schema,
     callables: j.callables.map((c) => ({

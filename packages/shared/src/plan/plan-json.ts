@@ -29,6 +29,7 @@ export const AgentPlanJson = Type.Object(
     tools: Type.Array(Type.String()),
     subagents: Type.Array(Type.String()),
     max_iterations: Type.Integer({ minimum: 1 }),
+    max_tokens: Type.Optional(Type.Integer({ minimum: 1 })),
     input_schema: SchemaJson,
     output_schema: SchemaJson,
     callables: Type.Array(CallableJson),

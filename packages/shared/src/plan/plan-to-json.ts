@@ -19,6 +19,7 @@ function agentToJson(a: AgentPlan): AgentPlanJson {
     tools: a.tools,
     subagents: a.subagents,
     max_iterations: a.maxIterations,
+    ...(a.maxTokens !== undefined ? { max_tokens: a.maxTokens } : {}),
     input_schema: a.inputSchema,
     output_schema: a.outputSchema,
     callables: a.callables.map((c) => ({

@@ -47,6 +47,8 @@ export interface AgentPlan {
   tools: string[];
   subagents: string[];
   maxIterations: number;
+  /** The token budget of a tree this agent is the root of; not part of the definition hash. */
+  maxTokens?: number;
   /** The effective input schema: explicit, derived, or (ReAct) the default prompt schema; null = no shape. */
   inputSchema: JsonSchema | null;
   /** The declared output schema; null = the output passes as it arrived. */

@@ -33,6 +33,8 @@ export function finishArgs(
     keys.memory(s.rootId, s.id),
     keys.events(s.rootId),
     keys.calls(s.rootId, s.parentId ?? s.id),
+    keys.invocation(s.rootId, s.parentId ?? s.id),
+    keys.invocation(s.rootId, s.rootId),
     epoch ?? '',
     outcome.status,
     ok ? JSON.stringify(outcome.output) : '',

@@ -30,6 +30,12 @@ export interface InvocationState {
   modelCalls: number;
   promptTokens: number;
   completionTokens: number;
+  /** The usage of its finished children's subtrees, added by each child's FINISH (DESIGN §13). */
+  subModelCalls: number;
+  subPromptTokens: number;
+  subCompletionTokens: number;
+  /** The tree's token budget (the root's, copied to every descendant); undefined = none. */
+  budget?: number;
   recoveries: number;
   cancelRequested: boolean;
 }
@@ -50,6 +56,7 @@ export function encodeNewInvocation(s: {
   owner?: string;
   traceparent?: string;
   cancelRequested?: boolean;
+  budget?: number;
 }): string[] {
   const f: Record<string, string> = {
     v: '1',
@@ -70,6 +77,7 @@ export function encodeNewInvocation(s: {
   if (s.owner) f.owner = s.owner;
   if (s.traceparent) f.traceparent = s.traceparent;
   if (s.cancelRequested) f.cancelRequested = '1';
+  if (s.budget !== undefined) f.budget = String(s.budget);
   return Object.entries(f).flat();
 }
 
@@ -94,6 +102,9 @@ export function decodeInvocation(h: Record<string, string>): InvocationState {
     modelCalls: Number(h.modelCalls ?? 0),
     promptTokens: Number(h.promptTokens ?? 0),
     completionTokens: Number(h.completionTokens ?? 0),
+    subModelCalls: Number(h.subModelCalls ?? 0),
+    subPromptTokens: Number(h.subPromptTokens ?? 0),
+    subCompletionTokens: Number(h.subCompletionTokens ?? 0),
     recoveries: Number(h.recoveries ?? 0),
     cancelRequested: h.cancelRequested === '1',
   };
@@ -104,6 +115,8 @@ export function decodeInvocation(h: Record<string, string>): InvocationState {
   if (h.parentAgent) s.parentAgent = h.parentAgent;
   if (h.owner) s.owner = h.owner;
   if (h.traceparent) s.traceparent = h.traceparent;
+  const budget = num(h.budget);
+  if (budget !== undefined) s.budget = budget;
   const started = num(h.startedAt);
   if (started !== undefined) s.startedAt = started;
   const finished = num(h.finishedAt);
@@ -134,6 +147,11 @@ export function toInvocationView(s: InvocationState, calls: CallRecord[]): Invoc
     createdAt: iso(s.createdAt),
     deadline: iso(s.deadline),
     usage: { modelCalls: s.modelCalls, promptTokens: s.promptTokens, completionTokens: s.completionTokens },
+    treeUsage: {
+      modelCalls: s.modelCalls + s.subModelCalls,
+      promptTokens: s.promptTokens + s.subPromptTokens,
+      completionTokens: s.completionTokens + s.subCompletionTokens,
+    },
     calls: calls.map((r) => {
       const c: InvocationView['calls'][number] = {
         callId: r.callId,

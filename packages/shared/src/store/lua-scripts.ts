@@ -89,24 +89,38 @@ if not redis.call('HGET', KEYS[1], 'startedAt') then redis.call('HSET', KEYS[1],
 return {epoch, recovered, redis.call('HGETALL', KEYS[1]), redis.call('HGETALL', KEYS[2])}`,
 };
 
+// Adds a model call's tokens to the tree's budget counter (`budgetUsed` on the root's hash) when
+// the tree has a budget (DESIGN §13): in the very step that records the call, so exactly once.
+const SPEND_BUDGET = `
+local function spendBudget(inv, root, prompt, completion)
+  local used = tonumber(prompt) + tonumber(completion)
+  if used > 0 and redis.call('HEXISTS', inv, 'budget') == 1 then redis.call('HINCRBY', root, 'budgetUsed', used) end
+end
+`;
+
 /**
  * Writes a call record (and usage) under the activation's epoch, committing the memory writes
- * made since the last record with it. KEYS: inv, calls, events, memory. ARGV: epoch, callId,
- * recordJSON, eventJSON, modelCalls+, promptTokens+, completionTokens+, checkCancel ('1' = refuse
- * when the invocation is flagged cancelled: a call about to start), then memory writes as
- * key, valueJSON pairs ('' deletes). Returns 1, 0 when fenced out (another activation took
- * over), or 2 when cancelled.
+ * made since the last record with it. KEYS: inv, calls, events, memory, root inv. ARGV: epoch,
+ * callId, recordJSON, eventJSON, modelCalls+, promptTokens+, completionTokens+, checkCancel ('1'
+ * = refuse when the invocation is flagged cancelled or its tree's token budget is spent: a call
+ * about to start), then memory writes as key, valueJSON pairs ('' deletes). Returns 1, 0 when
+ * fenced out (another activation took over), 2 when cancelled, or 3 when the budget is spent.
  */
 export const RECORD_CALL: LuaScript = {
-  numberOfKeys: 4,
-  lua: `
+  numberOfKeys: 5,
+  lua: `${SPEND_BUDGET}
 if redis.call('HGET', KEYS[1], 'epoch') ~= ARGV[1] then return 0 end
-if ARGV[8] == '1' and redis.call('HGET', KEYS[1], 'cancelRequested') == '1' then return 2 end
+if ARGV[8] == '1' then
+  if redis.call('HGET', KEYS[1], 'cancelRequested') == '1' then return 2 end
+  local budget = redis.call('HGET', KEYS[1], 'budget')
+  if budget and tonumber(redis.call('HGET', KEYS[5], 'budgetUsed') or '0') >= tonumber(budget) then return 3 end
+end
 redis.call('HSET', KEYS[2], ARGV[2], ARGV[3])
 if ARGV[4] ~= '' then redis.call('XADD', KEYS[3], 'MAXLEN', '~', '${EVENT_STREAM_MAXLEN}', '*', 'e', ARGV[4]) end
 if ARGV[5] ~= '0' then redis.call('HINCRBY', KEYS[1], 'modelCalls', ARGV[5]) end
 if ARGV[6] ~= '0' then redis.call('HINCRBY', KEYS[1], 'promptTokens', ARGV[6]) end
 if ARGV[7] ~= '0' then redis.call('HINCRBY', KEYS[1], 'completionTokens', ARGV[7]) end
+spendBudget(KEYS[1], KEYS[5], ARGV[6], ARGV[7])
 for i = 9, #ARGV, 2 do
   if ARGV[i + 1] == '' then redis.call('HDEL', KEYS[4], ARGV[i]) else redis.call('HSET', KEYS[4], ARGV[i], ARGV[i + 1]) end
 end
@@ -150,9 +164,12 @@ return 1`,
 
 /**
  * Writes the terminal state once (compare-and-set), completes the parent's call record when the
- * invocation is a delegation, sets the retention TTL, appends the event and wakes the waiters of
- * a root (on the done channel; nothing waits on a child there).
- * KEYS: inv, calls, memory, events, parent calls (or ''). ARGV: epoch ('' = unfenced), status,
+ * invocation is a delegation, adds its tree usage to its parent's (`sub…` fields: each child's
+ * subtree is rolled up exactly once, DESIGN §13), sets the retention TTL, appends the event and
+ * wakes the waiters of a root (on the done channel; nothing waits on a child there). A root whose
+ * tree was failed (`treeError`, set by CANCEL_TREE) ends `failed` with that error, not `cancelled`.
+ * KEYS: inv, calls, memory, events, parent calls, parent inv (both its own when a root), root inv.
+ * ARGV: epoch ('' = unfenced), status,
  * outputJSON (''), errorJSON (''), finishedAt, parentCallId (''), parentStatus (a cancelled
  * child leaves its parent's record `cancelled`: a failed delegation with reason cancelled, with
  * no terminal failure recorded), parentContent,
@@ -164,8 +181,8 @@ return 1`,
  * Returns 1 when written, 0 when already terminal or fenced out.
  */
 export const FINISH: LuaScript = {
-  numberOfKeys: 5,
-  lua: `${STATUS_EVENT}
+  numberOfKeys: 7,
+  lua: `${STATUS_EVENT}${SPEND_BUDGET}
 local status = redis.call('HGET', KEYS[1], 'status')
 if not status or status == 'succeeded' or status == 'failed' or status == 'cancelled' then return 0 end
 if ARGV[1] ~= '' and redis.call('HGET', KEYS[1], 'epoch') ~= ARGV[1] then return 0 end
@@ -175,13 +192,29 @@ if ARGV[15] then
   if ARGV[18] ~= '0' then redis.call('HINCRBY', KEYS[1], 'modelCalls', ARGV[18]) end
   if ARGV[19] ~= '0' then redis.call('HINCRBY', KEYS[1], 'promptTokens', ARGV[19]) end
   if ARGV[20] ~= '0' then redis.call('HINCRBY', KEYS[1], 'completionTokens', ARGV[20]) end
+  spendBudget(KEYS[1], KEYS[7], ARGV[19], ARGV[20])
 end
-redis.call('HSET', KEYS[1], 'status', ARGV[2], 'finishedAt', ARGV[5])
+local final, err, event = ARGV[2], ARGV[4], ARGV[11]
+local treeError = redis.call('HGET', KEYS[1], 'treeError')
+if final == 'cancelled' and treeError then
+  final, err = 'failed', treeError
+  local e = cjson.decode(event)
+  e.data = {status = 'failed', error = cjson.decode(treeError)}
+  event = cjson.encode(e)
+end
+redis.call('HSET', KEYS[1], 'status', final, 'finishedAt', ARGV[5])
 if ARGV[3] ~= '' then redis.call('HSET', KEYS[1], 'output', ARGV[3]) end
-if ARGV[4] ~= '' then redis.call('HSET', KEYS[1], 'error', ARGV[4]) end
-if ARGV[11] ~= '' then redis.call('XADD', KEYS[4], 'MAXLEN', '~', '${EVENT_STREAM_MAXLEN}', '*', 'e', ARGV[11]) end
+if err ~= '' then redis.call('HSET', KEYS[1], 'error', err) end
+if event ~= '' then redis.call('XADD', KEYS[4], 'MAXLEN', '~', '${EVENT_STREAM_MAXLEN}', '*', 'e', event) end
 -- Every invocation's stream ends with a terminal status event; a success's follows its output.
-if ARGV[2] == 'succeeded' then statusEvent(KEYS[1], KEYS[4], 'succeeded', ARGV[10]) end
+if final == 'succeeded' then statusEvent(KEYS[1], KEYS[4], 'succeeded', ARGV[10]) end
+if redis.call('HGET', KEYS[1], 'parentId') then
+  for _, f in ipairs({'ModelCalls', 'PromptTokens', 'CompletionTokens'}) do
+    local own = f:sub(1, 1):lower() .. f:sub(2)
+    local n = tonumber(redis.call('HGET', KEYS[1], own) or '0') + tonumber(redis.call('HGET', KEYS[1], 'sub' .. f) or '0')
+    if n > 0 then redis.call('HINCRBY', KEYS[6], 'sub' .. f, n) end
+  end
+end
 if ARGV[6] ~= '' then
   local old = redis.call('HGET', KEYS[5], ARGV[6])
   if old then
@@ -212,11 +245,17 @@ return 1`,
  * Flags an invocation and its whole subtree (never its ancestors) as cancelled, walking the child
  * ids in the call records. Children created later inherit the flag (SUBMIT_CHILD).
  * KEYS: the target's inv key. ARGV: the tree's key prefix (`<prefix>:{<root>}:`, see keys.ts),
- * the target's id. Returns the flagged invocations that were not terminal: {id, status, ...}.
+ * the target's id, and optionally an error JSON: the target (a root whose tree fails, e.g. on
+ * `budget_exceeded`) then ends `failed` with it instead of `cancelled` (FINISH reads `treeError`;
+ * the first error set wins). Returns the flagged invocations that were not terminal: {id, status, ...}.
  */
 export const CANCEL_TREE: LuaScript = {
   numberOfKeys: 1,
   lua: `
+local target = redis.call('HGET', KEYS[1], 'status')
+if ARGV[3] and target and target ~= 'succeeded' and target ~= 'failed' and target ~= 'cancelled' then
+  redis.call('HSETNX', KEYS[1], 'treeError', ARGV[3])
+end
 local out = {}
 local queue = {ARGV[2]}
 local i = 1

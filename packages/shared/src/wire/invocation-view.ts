@@ -76,6 +76,14 @@ export const InvocationView = Type.Object(
       promptTokens: Type.Integer(),
       completionTokens: Type.Integer(),
     }),
+    treeUsage: Type.Object(
+      {
+        modelCalls: Type.Integer(),
+        promptTokens: Type.Integer(),
+        completionTokens: Type.Integer(),
+      },
+      { description: 'Its own usage plus that of every descendant that has finished (DESIGN §13).' },
+    ),
     calls: Type.Array(CallView),
   },
   {

@@ -1,5 +1,6 @@
 import {
   type CallRecord,
+  codedError,
   compareCallIds,
   decodeCalls,
   decodeInvocation,
@@ -134,8 +135,29 @@ export class ActivationStore {
     args.push(...memoryWrites.flat());
     const ok = await this.send(activation, 'mesh_recordCall', args);
     if (ok === 2) throw new MeshError('cancelled');
+    if (ok === 3) await this.failTree(activation);
     if (ok !== 1) throw new FencedOutError(activation.state.id);
     activation.records.set(record.callId, record);
+  }
+
+  /**
+   * The tree's token budget is spent (DESIGN §13): fails the root with `budget_exceeded` and
+   * cancels every node still running, as `DELETE` does (CANCEL_TREE, then the cancel broadcast).
+   * Throws MeshError('cancelled'): this invocation ends like the rest of the tree.
+   */
+  private async failTree(activation: Activation): Promise<never> {
+    const s = activation.state;
+    const error = codedError('budget_exceeded', { limit: s.budget ?? 0 });
+    const flat = (await this.scripts.cancelTree(
+      this.keys.invocation(s.rootId, s.rootId),
+      this.keys.tree(s.rootId),
+      s.rootId,
+      JSON.stringify(error),
+    )) as string[];
+    const p = this.redis.pipeline();
+    for (let i = 0; i < flat.length; i += 2) p.publish(this.keys.cancelChannel(), flat[i]!);
+    await p.exec();
+    throw new MeshError('cancelled', error.message);
   }
 
   /** Sends the activation's deferred records now (no-op when there are none). */
@@ -161,6 +183,7 @@ export class ActivationStore {
       this.keys.calls(s.rootId, s.id),
       this.keys.events(s.rootId),
       this.keys.memory(s.rootId, s.id),
+      this.keys.invocation(s.rootId, s.rootId),
       activation.epoch,
       callId,
       recordJson,
@@ -246,6 +269,7 @@ export class ActivationStore {
           defHash: c.defHash,
           ...(s.owner ? { owner: s.owner } : {}),
           ...(s.traceparent ? { traceparent: s.traceparent } : {}),
+          ...(s.budget !== undefined ? { budget: s.budget } : {}),
         }),
       );
     }

@@ -32,6 +32,8 @@ export interface StartOptions {
   owner?: string | undefined;
   /** The request's Idempotency-Key, already checked for its form. */
   idempotencyKey?: string | undefined;
+  /** `?budget`: the tree's token budget; the agent's `maxTokens` applies too, the smaller wins. */
+  budget?: number | undefined;
 }
 
 // A repeated Idempotency-Key waits this long for the first request to create the invocation; past
@@ -138,6 +140,7 @@ export class InvocationService extends InvocationReader {
         defHash: agent.definitionHash,
         ...(opts.owner ? { owner: opts.owner } : {}),
         ...(opts.traceparent ? { traceparent: opts.traceparent } : {}),
+        ...budgetOf(agent, opts),
       }),
     );
     const [created, listed, queued] = await Promise.allSettled([
@@ -245,4 +248,10 @@ export class InvocationService extends InvocationReader {
       ...finishArgs(this.keys, found.state, undefined, { status: 'cancelled', error }, this.retentionSeconds),
     );
   }
+}
+
+/** The tree's token budget: `?budget` and the agent's `maxTokens`, the smaller wins; none when neither. */
+function budgetOf(agent: AgentPlan, opts: StartOptions): { budget?: number } {
+  const limits = [opts.budget, agent.maxTokens].filter((n): n is number => n !== undefined);
+  return limits.length > 0 ? { budget: Math.min(...limits) } : {};
 }

@@ -19,6 +19,9 @@ export interface AgentRoutesOptions {
   maxTimeoutSeconds: number;
 }
 
+// The largest `?budget` (DESIGN §13).
+const MAX_BUDGET_TOKENS = 1_000_000_000;
+
 const NOT_PUBLISHED = errorResponse('`unavailable`: the tool catalogue has not been published yet.');
 const NameParams = {
   type: 'object',
@@ -45,6 +48,13 @@ function invokeQuery(defaultTimeoutSeconds: number, maxTimeoutSeconds: number): 
         maximum: maxTimeoutSeconds,
         default: defaultTimeoutSeconds,
         description: 'The invocation deadline in whole seconds; its sub-agents inherit what remains.',
+      },
+      budget: {
+        type: 'integer',
+        minimum: 1,
+        maximum: MAX_BUDGET_TOKENS,
+        description:
+          "The token budget (prompt + completion) of the whole invocation tree; with the agent's `maxTokens`, the smaller wins.",
       },
     },
     additionalProperties: false,
@@ -124,7 +134,7 @@ export const agentRoutes: FastifyPluginAsync<AgentRoutesOptions> = async (app, o
     if (!agent) throw unknownAgent(req, name);
     // Validated by the query schema: numbers within their bounds (§16: a deadline past
     // MESH_MAX_TIMEOUT_SECONDS is refused before anything is written).
-    const query = req.query as { wait?: number; timeout?: number };
+    const query = req.query as { wait?: number; timeout?: number; budget?: number };
     const wait = query.wait ?? 30;
     const timeout = query.timeout ?? opts.defaultTimeoutSeconds;
     const idempotencyKey = idempotencyKeyOf(req.headers);
@@ -142,6 +152,7 @@ export const agentRoutes: FastifyPluginAsync<AgentRoutesOptions> = async (app, o
       signal: abort.signal,
       owner: req.meshCaller.owner,
       idempotencyKey,
+      budget: query.budget,
     });
     if (InvocationService.finished(view)) return reply.status(200).send(view);
     return reply.status(202).header('location', `/invocations/${view.id}`).send(view);
