@@ -1,5 +1,5 @@
 import { keyLayout, queueName } from '@agentmesh/shared';
-import { waitUntil } from '#test-support/wait-until.js';
+import { waitUntil } from '@agentmesh/test-support/wait-until';
 import type { BenchContext } from '../support/bench-context.js';
 import { type Figure, figure } from '../support/figure.js';
 import { rssMb } from '../support/rss-mb.js';

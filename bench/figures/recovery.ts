@@ -1,5 +1,5 @@
-import { runnerPid } from '#test-support/runner-pid.js';
-import { waitUntil } from '#test-support/wait-until.js';
+import { runnerPid } from '@agentmesh/test-support/runner-pid';
+import { waitUntil } from '@agentmesh/test-support/wait-until';
 import type { BenchContext } from '../support/bench-context.js';
 import { RECOVERY_CALL_MS } from '../support/bench-script.js';
 import { type Figure, figure } from '../support/figure.js';

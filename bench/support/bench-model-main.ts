@@ -1,6 +1,6 @@
 // The fake model as its own process, so neither the SDK's CPU nor the mesh's counts it. The parent
 // sets the latency over IPC (`{latencyMs}` → `{ok}`); the process ends when the parent goes away.
-import { startFakeModel } from '#test-support/fake-model.js';
+import { startFakeModel } from '@agentmesh/test-support/fake-model';
 import { benchScript } from './bench-script.js';
 
 let latencyMs = 0;

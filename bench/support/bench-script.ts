@@ -1,4 +1,4 @@
-import { type FakeScript, toolMessagesOf, turnOf } from '#test-support/fake-model.js';
+import { type FakeScript, toolMessagesOf, turnOf } from '@agentmesh/test-support/fake-model';
 
 /** Model latency of the first call of a recovery trial: long enough to SIGKILL its runner mid-call. */
 export const RECOVERY_CALL_MS = 2000;

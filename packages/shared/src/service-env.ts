@@ -28,6 +28,8 @@ export interface ServiceEnv {
   /** On SIGTERM, how long a runner lets jobs in hand finish before handing them back. */
   drainMs: number;
   logLevel: string;
+  /** `LOG_FORMAT` as given (`json` or `pretty`); unset, the service decides by its terminal. */
+  logFormat: string | undefined;
   /** The address services listen on (`HOST`, default loopback). */
   host: string;
   /** `MESH_ALLOW_ANONYMOUS=true` (that value only): a non-loopback listener without a secret is intended. */
@@ -82,6 +84,7 @@ export function serviceEnv(env: Record<string, string | undefined>): ServiceEnv 
     drainMs: int('RUNNER_DRAIN_MS', DEFAULT_DRAIN_MS, 0),
     maxRecoveries: int('MESH_MAX_RECOVERIES', 5, 0),
     logLevel: str('LOG_LEVEL') ?? 'info',
+    logFormat: str('LOG_FORMAT'),
     host: str('HOST') ?? '127.0.0.1',
     allowAnonymous: env.MESH_ALLOW_ANONYMOUS === 'true',
     maxTimeoutSeconds: int('MESH_MAX_TIMEOUT_SECONDS', 86_400, 1),

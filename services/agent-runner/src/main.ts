@@ -14,7 +14,7 @@ const env = serviceEnv(process.env);
 // JSON lines, or human-readable ones on a terminal (npm start says which through LOG_FORMAT).
 const options = loggerOptions('agent-runner', env.logLevel);
 const log =
-  logFormat(process.env.LOG_FORMAT, process.stdout.isTTY === true) === 'pretty'
+  logFormat(env.logFormat, process.stdout.isTTY === true) === 'pretty'
     ? pino(options, (await import('pino-pretty')).default(prettyOptions()))
     : pino(options);
 // Signals are handled before the runner exists: its workers take jobs before buildRunner returns,

@@ -3,9 +3,9 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { type Callable, type ChatMessage, MeshError, type ModelConfig } from '@agentmesh/shared';
+import { type FakeScript, startFakeModel } from '@agentmesh/test-support/fake-model';
+import { freePort } from '@agentmesh/test-support/redis-server';
 import t from 'tap';
-import { type FakeScript, startFakeModel } from '../../../test/support/fake-model.js';
-import { freePort } from '../../../test/support/redis-server.js';
 import { OpenAIChatModel, type RetryPolicy } from '../src/model/openai-chat-model.js';
 
 const fast: RetryPolicy = { maxAttempts: 3, baseDelayMs: 1, maxDelayMs: 2 };

@@ -1,9 +1,9 @@
 // ActivationStore against a real Redis: a deferred record (a model reply) leaves with the
 // activation's next write, in the same round trip, and is never written by a fenced-out activation.
 import { type CallRecord, encodeEvent, encodeNewInvocation, keyLayout, meshScripts } from '@agentmesh/shared';
+import { startRedis } from '@agentmesh/test-support/redis-server';
 import { Redis } from 'ioredis';
 import t, { type Test } from 'tap';
-import { startRedis } from '../../../test/support/redis-server.js';
 import { ActivationStore, FencedOutError } from '../src/store/activation-store.js';
 
 const keys = keyLayout('storetest');

@@ -3,8 +3,8 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { ToolContext } from '@agentmesh/shared';
+import { freePort } from '@agentmesh/test-support/redis-server';
 import t from 'tap';
-import { freePort } from '../../../test/support/redis-server.js';
 import { ToolClient } from '../src/tools/tool-client.js';
 
 const context = (ms: number): ToolContext => ({

@@ -15,7 +15,7 @@ const env = serviceEnv(process.env);
 // JSON lines, or human-readable ones on a terminal (npm start says which through LOG_FORMAT).
 const options = loggerOptions('gateway', env.logLevel);
 const log =
-  logFormat(process.env.LOG_FORMAT, process.stdout.isTTY === true) === 'pretty'
+  logFormat(env.logFormat, process.stdout.isTTY === true) === 'pretty'
     ? pino(options, (await import('pino-pretty')).default(prettyOptions()))
     : pino(options);
 try {

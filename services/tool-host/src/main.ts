@@ -16,15 +16,22 @@ import { loadTools } from './load-tools.js';
 import { mountMcpServers } from './mcp/mount-mcp-servers.js';
 import { publishCatalogue } from './publish-catalogue.js';
 
+// A bad environment is a message and exit 1, not a stack trace.
+const env = (() => {
+  try {
+    return serviceEnv(process.env);
+  } catch (e) {
+    process.stderr.write(`${(e as Error).message}\n`);
+    process.exit(1);
+  }
+})();
 // JSON lines, or human-readable ones on a terminal (npm start says which through LOG_FORMAT).
-const options = loggerOptions('tool-host', 'info');
+const options = loggerOptions('tool-host', env.logLevel);
 const log =
-  logFormat(process.env.LOG_FORMAT, process.stdout.isTTY === true) === 'pretty'
+  logFormat(env.logFormat, process.stdout.isTTY === true) === 'pretty'
     ? pino(options, (await import('pino-pretty')).default(prettyOptions()))
     : pino(options);
 try {
-  const env = serviceEnv(process.env);
-  log.level = env.logLevel;
   // Secure by default (DESIGN §3): refuse a reachable listener without a token, unless intended.
   const exposed = checkExposure({
     service: 'tool-host',

@@ -1,10 +1,10 @@
 // Only the invocation's cancellation aborts a running tool (DESIGN 7, 16): the flag in Redis,
 // looked up when a broadcast on the cancel channel names any invocation of the same tree.
 import { keyLayout } from '@agentmesh/shared';
+import { startRedis } from '@agentmesh/test-support/redis-server';
+import { waitUntil } from '@agentmesh/test-support/wait-until';
 import { Redis } from 'ioredis';
 import t, { type Test } from 'tap';
-import { startRedis } from '../../../test/support/redis-server.js';
-import { waitUntil } from '../../../test/support/wait-until.js';
 import { argsHash } from '../src/idempotency/args-hash.js';
 import { buildToolHost, loadToolDefinitions, OutcomeStore } from '../src/index.js';
 

@@ -3,11 +3,11 @@
 // bound to the tool and arguments it was first used with, and is at most 512 bytes (DESIGN 16).
 import type { AddressInfo } from 'node:net';
 import { keyLayout } from '@agentmesh/shared';
+import { startRedis } from '@agentmesh/test-support/redis-server';
+import { waitUntil } from '@agentmesh/test-support/wait-until';
 import { Redis } from 'ioredis';
 import t, { type Test } from 'tap';
 import { Agent, fetch } from 'undici';
-import { startRedis } from '../../../test/support/redis-server.js';
-import { waitUntil } from '../../../test/support/wait-until.js';
 import { argsHash } from '../src/idempotency/args-hash.js';
 import { buildToolHost, loadToolDefinitions, OutcomeStore } from '../src/index.js';
 

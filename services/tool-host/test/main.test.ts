@@ -3,10 +3,10 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { startService } from '@agentmesh/test-support/mesh';
+import { freePort, startRedis } from '@agentmesh/test-support/redis-server';
+import { waitUntil } from '@agentmesh/test-support/wait-until';
 import t, { type Test } from 'tap';
-import { startService } from '../../../test/support/mesh.js';
-import { freePort, startRedis } from '../../../test/support/redis-server.js';
-import { waitUntil } from '../../../test/support/wait-until.js';
 
 t.test('a tools module exporting a _subagent_ tool stops the tool-host with the file and path', async (t) => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'mesh-tool-host-'));

@@ -3,10 +3,10 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { MCP_FIXTURE, stdioEntry } from '@agentmesh/test-support/mcp-fixture';
+import { startService } from '@agentmesh/test-support/mesh';
+import { freePort } from '@agentmesh/test-support/redis-server';
 import t, { type Test } from 'tap';
-import { MCP_FIXTURE, stdioEntry } from '../../../test/support/mcp-fixture.js';
-import { startService } from '../../../test/support/mesh.js';
-import { freePort } from '../../../test/support/redis-server.js';
 
 async function startWith(t: Test, entry: string) {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'mesh-tool-host-'));

@@ -3,10 +3,10 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { ConfigError, parseConfig, type ToolRunContext } from '@agentmesh/shared';
+import { fixtureArgs, fixtureFiles, stdioEntry } from '@agentmesh/test-support/mcp-fixture';
+import { freePort } from '@agentmesh/test-support/redis-server';
+import { waitUntil } from '@agentmesh/test-support/wait-until';
 import t, { type Test } from 'tap';
-import { fixtureArgs, fixtureFiles, stdioEntry } from '../../../test/support/mcp-fixture.js';
-import { freePort } from '../../../test/support/redis-server.js';
-import { waitUntil } from '../../../test/support/wait-until.js';
 import { MCP_TIMING } from '../src/mcp/mcp-connection.js';
 import { mountMcpServers } from '../src/mcp/mount-mcp-servers.js';
 
