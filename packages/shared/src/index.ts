@@ -40,6 +40,7 @@ export { jsonDepth } from './react/json-depth.js';
 export { type ServiceEnv, serviceEnv } from './service-env.js';
 export { type Catalogue, readCatalogue, waitForCatalogue } from './store/catalogue.js';
 export { finishArgs, type Outcome } from './store/finish-args.js';
+export * from './store/gateway-scripts.js';
 export * from './store/invocation-state.js';
 export * from './store/lua-scripts.js';
 export { type MeshScripts, meshScripts } from './store/mesh-scripts.js';

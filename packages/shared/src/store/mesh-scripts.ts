@@ -1,14 +1,12 @@
+import { CREATE_INVOCATION, LIST_RECENT, READ_INVOCATION } from './gateway-scripts.js';
 import {
   ACTIVATE,
   CANCEL_TREE,
   COMMIT_MEMORY,
-  CREATE_INVOCATION,
   DISCARD_CALLS,
   FINISH,
-  LIST_RECENT,
   type LuaScript,
   PARK,
-  READ_INVOCATION,
   RECORD_CALL,
   SUBMIT_CHILD,
 } from './lua-scripts.js';

@@ -15,14 +15,10 @@ import {
   type Outcome,
 } from '@agentmesh/shared';
 import type { Redis } from 'ioredis';
+import type { Activation, ChildSubmission, PendingRecord, ScriptPipeline } from './activation.js';
+import { FencedOutError } from './activation.js';
 
-/** Thrown when another activation took the invocation over: this one must stop writing at once. */
-export class FencedOutError extends Error {
-  constructor(id: string) {
-    super(`Invocation ${id} was taken over by another activation.`);
-    this.name = 'FencedOutError';
-  }
-}
+export { type Activation, type ChildSubmission, FencedOutError } from './activation.js';
 
 const NO_USAGE = { modelCalls: 0, promptTokens: 0, completionTokens: 0 };
 
@@ -31,37 +27,6 @@ const pairs = (flat: string[]): Record<string, string> => {
   for (let i = 0; i < flat.length; i += 2) o[flat[i]!] = flat[i + 1]!;
   return o;
 };
-
-/** A started activation: its epoch, recovery flag, state and call records. */
-export interface Activation {
-  epoch: number;
-  recovered: boolean;
-  state: InvocationState;
-  records: Map<string, CallRecord>;
-  /** Deferred call records (`record(…, {defer: true})`): they go out ahead of the next write. */
-  pending?: PendingRecord[];
-}
-
-/** A finished call record kept back to travel in the same round trip as the activation's next write. */
-interface PendingRecord {
-  callId: string;
-  recordJson: string;
-  eventJson: string;
-  usage: [modelCalls: number, promptTokens: number, completionTokens: number];
-}
-
-/** The part of an ioredis pipeline the store queues its Lua steps on. */
-type ScriptPipeline = Record<string, (...args: (string | number)[]) => unknown>;
-
-/** A child to submit for a sub-agent call. */
-export interface ChildSubmission {
-  callId: string;
-  record: CallRecord;
-  agent: string;
-  input: unknown;
-  deadline: number;
-  defHash: string;
-}
 
 /** Every state change one activation makes, each one Lua step fenced by the activation's epoch. */
 export class ActivationStore {

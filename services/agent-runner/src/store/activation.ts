@@ -1,0 +1,42 @@
+import type { CallRecord, InvocationState } from '@agentmesh/shared';
+
+// What one activation of an invocation holds, and what its store writes: the types of activation-store.ts.
+
+/** Thrown when another activation took the invocation over: this one must stop writing at once. */
+export class FencedOutError extends Error {
+  constructor(id: string) {
+    super(`Invocation ${id} was taken over by another activation.`);
+    this.name = 'FencedOutError';
+  }
+}
+
+/** A started activation: its epoch, recovery flag, state and call records. */
+export interface Activation {
+  epoch: number;
+  recovered: boolean;
+  state: InvocationState;
+  records: Map<string, CallRecord>;
+  /** Deferred call records (`record(…, {defer: true})`): they go out ahead of the next write. */
+  pending?: PendingRecord[];
+}
+
+/** A finished call record kept back to travel in the same round trip as the activation's next write. */
+export interface PendingRecord {
+  callId: string;
+  recordJson: string;
+  eventJson: string;
+  usage: [modelCalls: number, promptTokens: number, completionTokens: number];
+}
+
+/** The part of an ioredis pipeline the store queues its Lua steps on. */
+export type ScriptPipeline = Record<string, (...args: (string | number)[]) => unknown>;
+
+/** A child to submit for a sub-agent call. */
+export interface ChildSubmission {
+  callId: string;
+  record: CallRecord;
+  agent: string;
+  input: unknown;
+  deadline: number;
+  defHash: string;
+}
