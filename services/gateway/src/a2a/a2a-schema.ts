@@ -1,5 +1,5 @@
 import type { JsonSchema } from '@agentmesh/shared';
-import { errorResponse } from '../routes/responses.js';
+import { errorResponse, jsonRpcMessage } from '../routes/responses.js';
 
 const AGENT_PARAM = {
   type: 'object',
@@ -7,25 +7,12 @@ const AGENT_PARAM = {
   required: ['agent'],
 };
 
-/** One JSON-RPC 2.0 message of A2A, as loosely as the gateway checks it (the SDK checks the rest). */
-const A2aRpcMessage: JsonSchema = {
-  title: 'A2aRpcMessage',
-  description: 'A JSON-RPC 2.0 message of A2A v1.0: a request (`id`, `method`, `params`) or its response.',
-  type: 'object',
-  properties: {
-    jsonrpc: { type: 'string', enum: ['2.0'] },
-    id: { type: ['string', 'integer', 'null'] },
-    method: { type: 'string' },
-    params: { type: 'object', additionalProperties: true },
-    result: { type: 'object', additionalProperties: true },
-    error: {
-      type: 'object',
-      properties: { code: { type: 'integer' }, message: { type: 'string' }, data: {} },
-      required: ['code', 'message'],
-    },
-  },
-  required: ['jsonrpc'],
-};
+/** One JSON-RPC 2.0 message of A2A. */
+const A2aRpcMessage = jsonRpcMessage(
+  'A2aRpcMessage',
+  'A JSON-RPC 2.0 message of A2A v1.0: a request (`id`, `method`, `params`) or its response.',
+  ['string', 'integer', 'null'],
+);
 
 /** How an agent's A2A card route appears in the OpenAPI document. */
 export const A2A_CARD_SCHEMA: JsonSchema = {

@@ -1,26 +1,12 @@
 import type { JsonSchema } from '@agentmesh/shared';
-import { errorResponse } from '../routes/responses.js';
+import { errorResponse, jsonRpcMessage } from '../routes/responses.js';
 
-/** One JSON-RPC 2.0 message of MCP, as loosely as the gateway checks it (the SDK checks the rest). */
-const JsonRpcMessage: JsonSchema = {
-  title: 'JsonRpcMessage',
-  description:
-    'A JSON-RPC 2.0 message of MCP: a request (`id`, `method`), a notification (`method`) or a response (`id`, `result` or `error`).',
-  type: 'object',
-  properties: {
-    jsonrpc: { type: 'string', enum: ['2.0'] },
-    id: { type: ['string', 'integer'] },
-    method: { type: 'string' },
-    params: { type: 'object', additionalProperties: true },
-    result: { type: 'object', additionalProperties: true },
-    error: {
-      type: 'object',
-      properties: { code: { type: 'integer' }, message: { type: 'string' }, data: {} },
-      required: ['code', 'message'],
-    },
-  },
-  required: ['jsonrpc'],
-};
+/** One JSON-RPC 2.0 message of MCP. */
+const JsonRpcMessage = jsonRpcMessage(
+  'JsonRpcMessage',
+  'A JSON-RPC 2.0 message of MCP: a request (`id`, `method`), a notification (`method`) or a response (`id`, `result` or `error`).',
+  ['string', 'integer'],
+);
 
 /** How POST /mcp appears in the OpenAPI document: a protocol endpoint, described for what HTTP sees. */
 export const MCP_SCHEMA: JsonSchema = {

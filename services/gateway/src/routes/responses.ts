@@ -18,3 +18,28 @@ export const UNAVAILABLE = errorResponse('`unavailable`: Redis is unreachable; t
 
 /** A scoped API key asking for an agent outside its scope (only with MESH_API_KEYS). */
 export const FORBIDDEN = errorResponse('`forbidden`: this API key may not use the agent.');
+
+/**
+ * One JSON-RPC 2.0 message of a protocol endpoint (MCP, A2A), as loosely as the gateway checks it:
+ * the protocol's SDK checks the rest.
+ */
+export function jsonRpcMessage(title: string, description: string, idTypes: string[]): JsonSchema {
+  return {
+    title,
+    description,
+    type: 'object',
+    properties: {
+      jsonrpc: { type: 'string', enum: ['2.0'] },
+      id: { type: idTypes },
+      method: { type: 'string' },
+      params: { type: 'object', additionalProperties: true },
+      result: { type: 'object', additionalProperties: true },
+      error: {
+        type: 'object',
+        properties: { code: { type: 'integer' }, message: { type: 'string' }, data: {} },
+        required: ['code', 'message'],
+      },
+    },
+    required: ['jsonrpc'],
+  };
+}
