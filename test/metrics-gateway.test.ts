@@ -1,0 +1,177 @@
+// The gateway's own metrics (DESIGN §15): the depth of every agent's queue by BullMQ state, read on
+// scrape with a short cache, and request durations labelled by route template, never the raw URL.
+import { buildRunner } from '@agentmesh/agent-runner';
+import t from 'tap';
+import { startMesh, type TestMesh } from './support/mesh.js';
+import { waitUntil } from './support/wait-until.js';
+
+const silent = { info() {}, warn() {}, error() {}, debug() {} };
+
+async function scrape(mesh: TestMesh): Promise<string> {
+  const res = await mesh.gateway.app.inject({ method: 'GET', url: '/metrics' });
+  return res.body;
+}
+
+/** The value of one sample, e.g. `mesh_queue_jobs{agent="a",state="waiting"}`; undefined when absent. */
+function sample(text: string, series: string): number | undefined {
+  const line = text.split('\n').find((l) => l.startsWith(`${series} `));
+  return line === undefined ? undefined : Number(line.slice(series.length + 1));
+}
+
+const jobs = (agent: string, state: string) => `mesh_queue_jobs{agent="${agent}",state="${state}"}`;
+
+/** Lua script calls Redis has served: BullMQ reads job counts with one script per queue. */
+async function scriptCalls(mesh: TestMesh): Promise<number> {
+  const info = await mesh.client.info('commandstats');
+  let calls = 0;
+  for (const m of info.matchAll(/^cmdstat_(?:evalsha|eval):calls=(\d+)/gm)) calls += Number(m[1]);
+  return calls;
+}
+
+t.test('queue depth follows a burst of invocations with no runner, then drains to 0', async (t) => {
+  const mesh = await startMesh(t, {
+    runners: 0,
+    agentsYaml: `
+  busy: {instructions: "@agent busy"}
+  idle: {instructions: "@agent idle"}
+`,
+    script: () => ({ final: 'done' }),
+  });
+  const before = await scrape(mesh);
+  for (const agent of ['busy', 'idle']) {
+    for (const state of ['waiting', 'active', 'waiting-children', 'delayed']) {
+      t.equal(sample(before, jobs(agent, state)), 0, `${agent} ${state} is reported, at 0`);
+    }
+  }
+
+  const burst = 6;
+  const ids: string[] = [];
+  for (let i = 0; i < burst; i++) {
+    const res = await mesh.invoke('busy', { prompt: `p${i}` }, 'wait=0');
+    t.equal(res.status, 202);
+    ids.push(res.json.id);
+  }
+  await waitUntil(
+    async () => sample(await scrape(mesh), jobs('busy', 'waiting')) === burst,
+    10_000,
+    () => `busy waiting = ${burst}`,
+  );
+  t.equal(sample(await scrape(mesh), jobs('idle', 'waiting')), 0, 'another agent stays at 0');
+
+  const runner = await buildRunner({
+    config: mesh.config,
+    redisUrl: mesh.redis.url,
+    prefix: mesh.prefix,
+    toolHostUrl: mesh.toolHostUrl,
+    concurrency: 4,
+    retentionSeconds: 3600,
+    limits: { maxDepth: 8, maxDelegationsPerTurn: 16, maxResultBytes: 65536, maxRecoveries: 5 },
+    lockDurationMs: 3000,
+    metricsPort: 0,
+    log: silent,
+  });
+  t.teardown(() => runner.close());
+  for (const id of ids) await mesh.waitForStatus(id, 'succeeded');
+  await waitUntil(
+    async () => {
+      const text = await scrape(mesh);
+      return sample(text, jobs('busy', 'waiting')) === 0 && sample(text, jobs('busy', 'active')) === 0;
+    },
+    10_000,
+    () => 'busy waiting and active = 0',
+  );
+});
+
+t.test('a storm of scrapes reads the queues from Redis once per cache period', async (t) => {
+  const mesh = await startMesh(t, {
+    runners: 0,
+    agentsYaml: `
+  a: {instructions: "@agent a"}
+  b: {instructions: "@agent b"}
+  c: {instructions: "@agent c"}
+`,
+  });
+  await scrape(mesh); // loads BullMQ's scripts
+  // Past the cache period of the warm-up scrape, so the storm itself reads once.
+  await new Promise((r) => setTimeout(r, 1100));
+  const start = await scriptCalls(mesh);
+  const storm = await Promise.all(Array.from({ length: 40 }, () => scrape(mesh)));
+  const used = (await scriptCalls(mesh)) - start;
+  for (const text of storm) t.equal(sample(text, jobs('c', 'waiting')), 0);
+  t.ok(used >= 1 && used <= 3, `40 concurrent scrapes ran ${used} count scripts for 3 queues (one reading)`);
+});
+
+t.test(
+  'request durations are labelled by route template, and unmatched URLs add no label value',
+  async (t) => {
+    const mesh = await startMesh(t, {
+      agentsYaml: `
+  a: {instructions: "@agent a"}
+`,
+      script: () => ({ final: 'done' }),
+    });
+    const randoms = Array.from({ length: 5 }, () => Math.random().toString(36).slice(2, 12));
+    for (const r of randoms) {
+      t.equal((await mesh.get(`/invocations/inv_${r}`)).status, 404);
+      t.equal((await mesh.get(`/no/such/${r}`)).status, 404);
+      t.equal((await mesh.get(`/agents/a?x=${r}`)).status, 200);
+    }
+    t.equal((await mesh.request('DELETE', '/agents')).status, 405);
+    t.equal((await mesh.invoke('a', { prompt: 'hi' })).status, 200);
+    const text = await scrape(mesh);
+    const count = (route: string, method: string, status: number) =>
+      sample(
+        text,
+        `mesh_gateway_request_seconds_count{route="${route}",method="${method}",status="${status}"}`,
+      );
+    t.equal(count('/invocations/:id', 'GET', 404), 5, 'an unknown invocation is its route template');
+    t.equal(count('/agents/:name', 'GET', 200), 5, 'the query string is not part of the label');
+    t.equal(count('unmatched', 'GET', 404), 5, 'no route: unmatched');
+    t.equal(count('unmatched', 'DELETE', 405), 1, 'a known path with another method matched no route');
+    t.ok(
+      text.includes(
+        'mesh_gateway_request_seconds_count{route="/agents/a/invoke",method="POST",status="200"}',
+      ) ||
+        text.includes(
+          'mesh_gateway_request_seconds_count{route="/agents/:name/invoke",method="POST",status="200"}',
+        ),
+      'an invoke is labelled by its route',
+    );
+    for (const r of randoms) t.notOk(text.includes(r), 'no label carries a raw URL');
+    const routes = new Set(
+      [...text.matchAll(/mesh_gateway_request_seconds_count\{route="([^"]*)"/g)].map((m) => m[1]),
+    );
+    for (const route of routes) t.ok(route === 'unmatched' || route!.startsWith('/'), `route label ${route}`);
+    t.ok(routes.size <= 5, `a bounded set of route labels: ${[...routes].join(', ')}`);
+  },
+);
+
+t.test(
+  'while Redis does not answer, /metrics still answers, without queue samples rather than stale ones',
+  async (t) => {
+    const mesh = await startMesh(t, {
+      runners: 0,
+      agentsYaml: `
+  a: {instructions: "@agent a"}
+`,
+    });
+    t.equal(sample(await scrape(mesh), jobs('a', 'waiting')), 0);
+    // Redis stops answering every client for a while (the gateway's connections stay open).
+    await mesh.client.call('CLIENT', 'PAUSE', '5000', 'ALL');
+    const text = await waitUntil(
+      async () => {
+        const res = await mesh.gateway.app.inject({ method: 'GET', url: '/metrics' });
+        return res.statusCode === 200 && !res.body.includes('mesh_queue_jobs{') ? res.body : undefined;
+      },
+      10_000,
+      () => 'a scrape without queue samples',
+    );
+    t.match(text, /# TYPE mesh_queue_jobs gauge/, 'the metric is declared');
+    t.match(text, /process_cpu_user_seconds_total/, 'the rest of the scrape is there');
+    await waitUntil(
+      async () => sample(await scrape(mesh), jobs('a', 'waiting')) === 0,
+      15_000,
+      () => 'queue samples back once Redis answers',
+    );
+  },
+);
