@@ -20,6 +20,8 @@ export interface SeenRequest {
   doneAt?: number;
   aborted?: boolean;
   authorization: string | undefined;
+  /** The W3C trace context the request carried. */
+  traceparent: string | undefined;
 }
 
 /** What a script answers: tool calls, a final text, or an HTTP error. */
@@ -71,6 +73,7 @@ export async function startFakeModel(script: FakeScript = () => ({ final: 'ok' }
         tools: payload.tools ?? [],
         arrivedAt: Date.now(),
         authorization: req.headers.authorization,
+        traceparent: req.headers.traceparent as string | undefined,
       };
       requests.push(seen);
       res.on('close', () => {

@@ -11,6 +11,7 @@ import {
 } from '@agentmesh/shared';
 import type { StoredOutcome } from './idempotency/outcome-store.js';
 import type { LoadedTool } from './load-tools.js';
+import { traceToolRun } from './tracing.js';
 
 /** How a run ended: its outcome, or `abandoned` when its invocation was cancelled before it finished. */
 export type RunResult = { outcome: StoredOutcome; abandoned: boolean };
@@ -22,17 +23,38 @@ export type RunResult = { outcome: StoredOutcome; abandoned: boolean };
  * a tool so aborted that did not finish, or one that throws `tool_in_doubt`, leaves the call
  * abandoned (its key in doubt).
  */
-export async function runTool(
+export function runTool(
   tool: LoadedTool,
   args: unknown,
   context: ToolContext,
   log: Logger,
   cancelled: AbortSignal,
+  headers: Record<string, string | string[] | undefined> = {},
+): Promise<RunResult> {
+  // In its `execute_tool` span, whose traceparent the tool sees (DESIGN §15).
+  return traceToolRun(tool.info.name, context, headers, (traceparent) =>
+    execute(tool, args, context, log, cancelled, traceparent),
+  );
+}
+
+async function execute(
+  tool: LoadedTool,
+  args: unknown,
+  context: ToolContext,
+  log: Logger,
+  cancelled: AbortSignal,
+  traceparent: string | undefined,
 ): Promise<RunResult> {
   const timeoutMs = tool.info.timeoutMs ?? DEFAULT_TOOL_TIMEOUT_MS;
   const timeout = AbortSignal.timeout(timeoutMs);
   const signal = AbortSignal.any([timeout, cancelled]);
-  const ctx: ToolRunContext = { ...context, deadline: new Date(context.deadline), signal, log };
+  const ctx: ToolRunContext = {
+    ...context,
+    deadline: new Date(context.deadline),
+    signal,
+    log,
+    ...(traceparent ? { traceparent } : {}),
+  };
   try {
     const result = await Promise.race([
       Promise.resolve(tool.run(args, ctx)),

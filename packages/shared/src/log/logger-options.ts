@@ -1,3 +1,5 @@
+import { traceLogFields } from '../trace/trace-log-fields.js';
+
 /** The part of a pino logger a log-method hook sees (`this`). */
 interface HookedLogger {
   debug(...args: unknown[]): void;
@@ -11,6 +13,8 @@ export interface ServiceLoggerOptions {
   hooks: {
     logMethod(this: HookedLogger, args: unknown[], method: (...args: unknown[]) => void, level: number): void;
   };
+  /** `trace_id` and `span_id` of the active span on every line written inside one. */
+  mixin(): Record<string, string>;
 }
 
 const INFO = 30;
@@ -30,5 +34,6 @@ export function loggerOptions(service: string, level: string): ServiceLoggerOpti
         return method.apply(this, args);
       },
     },
+    mixin: traceLogFields,
   };
 }

@@ -6,7 +6,11 @@ export const JobData = Type.Object({
   invocationId: Type.String(),
   rootId: Type.String(),
   agent: Type.String(),
-  /** W3C traceparent of the request that started the tree. */
+  /**
+   * W3C traceparent of the span that started the invocation: the gateway's HTTP span (or the
+   * client's, tracing off) for a root, the delegating activation for a child. Its `invoke_agent`
+   * span hangs under it (see invocationContext).
+   */
   traceparent: Type.Optional(Type.String()),
 });
 export type JobData = Static<typeof JobData>;

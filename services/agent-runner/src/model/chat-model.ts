@@ -7,6 +7,8 @@ export interface ChatRequest {
   signal: AbortSignal;
   /** Give up (and stop retrying) at this epoch-ms instant. */
   deadline: number;
+  /** The invocation's W3C traceparent, sent as is while tracing is off (DESIGN §9). */
+  traceparent?: string | undefined;
 }
 
 /** What the ReAct loop sees of a model provider; the OpenAI-compatible client is one adapter. */

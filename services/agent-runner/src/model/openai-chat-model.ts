@@ -2,6 +2,7 @@ import { MeshError, type ModelConfig, type ModelReply } from '@agentmesh/shared'
 import { type Dispatcher, request } from 'undici';
 import { abortableSleep } from '../abortable-sleep.js';
 import { timeoutSignal } from '../timeout-signal.js';
+import { traceChat } from '../tracing.js';
 import type { ChatModel, ChatRequest } from './chat-model.js';
 import { classifyHttpError, isRetryableStatus, retryAfterMs } from './classify-http-error.js';
 import { parseChatCompletion } from './parse-chat-completion.js';
@@ -28,7 +29,12 @@ export class OpenAIChatModel implements ChatModel {
     private readonly maxReplyBytes: number = DEFAULT_MAX_REPLY_BYTES,
   ) {}
 
-  async complete(req: ChatRequest): Promise<ModelReply> {
+  /** One model call in its `chat <model>` span, the trace headers sent with every attempt. */
+  complete(req: ChatRequest): Promise<ModelReply> {
+    return traceChat(this.config, req.traceparent, (headers) => this.send(req, headers));
+  }
+
+  private async send(req: ChatRequest, traceHeaders: Record<string, string>): Promise<ModelReply> {
     const body = JSON.stringify({
       model: this.config.model,
       messages: req.messages,
@@ -48,6 +54,7 @@ export class OpenAIChatModel implements ChatModel {
           method: 'POST',
           headers: {
             'content-type': 'application/json',
+            ...traceHeaders,
             ...(this.config.apiKey ? { authorization: `Bearer ${this.config.apiKey}` } : {}),
           },
           body,

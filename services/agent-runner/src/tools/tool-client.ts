@@ -9,12 +9,16 @@ import {
 import { type Dispatcher, request } from 'undici';
 import { abortableSleep } from '../abortable-sleep.js';
 import { timeoutSignal } from '../timeout-signal.js';
+import { traceToolCall } from '../tracing.js';
 
 /**
  * How a tool call ended, as the ReAct loop records it; `detail` is for the log only (the
  * runner's own words: addresses, network errors), never for the model or the user.
  */
 export type ToolOutcome = { ok: true; result: unknown } | { ok: false; error: CodedError; detail?: string };
+
+/** One call's options as its attempts see them: the trace headers are fixed by its span. */
+type Attempt = { signal: AbortSignal; timeoutMs: number; headers: Record<string, string> };
 
 /** How long a call keeps retrying while the tool-host is unreachable (it may be restarting). */
 const UNREACHABLE_BUDGET_MS = 30_000;
@@ -32,11 +36,23 @@ export class ToolClient {
    * tool-host is unreachable the call is repeated with the same Idempotency-Key, so the tool-host
    * decides from its record whether the tool runs again (DESIGN §7).
    */
-  async invoke(
+  invoke(
     name: string,
     args: Record<string, unknown>,
     context: ToolContext,
     opts: { signal: AbortSignal; timeoutMs: number; traceparent?: string | undefined },
+  ): Promise<ToolOutcome> {
+    // In the runner's `execute_tool` span; every attempt carries its trace headers (DESIGN §15).
+    return traceToolCall(name, context, opts.traceparent, (headers) =>
+      this.retrying(name, args, context, { ...opts, headers }),
+    );
+  }
+
+  private async retrying(
+    name: string,
+    args: Record<string, unknown>,
+    context: ToolContext,
+    opts: Attempt,
   ): Promise<ToolOutcome> {
     const giveUpAt = Math.min(Date.parse(context.deadline), Date.now() + UNREACHABLE_BUDGET_MS);
     for (let attempt = 1; ; attempt++) {
@@ -68,7 +84,7 @@ export class ToolClient {
     name: string,
     args: Record<string, unknown>,
     context: ToolContext,
-    opts: { signal: AbortSignal; timeoutMs: number; traceparent?: string | undefined },
+    opts: Attempt,
   ): Promise<ToolOutcome> {
     const bounded = timeoutSignal(opts.signal, Math.max(1, opts.timeoutMs));
     try {
@@ -82,7 +98,7 @@ export class ToolClient {
     name: string,
     args: Record<string, unknown>,
     context: ToolContext,
-    opts: { traceparent?: string | undefined },
+    opts: { headers: Record<string, string> },
     signal: AbortSignal,
   ): Promise<ToolOutcome> {
     const res = await request(`${this.baseUrl.replace(/\/$/, '')}/tools/${encodeURIComponent(name)}/invoke`, {
@@ -91,7 +107,7 @@ export class ToolClient {
         'content-type': 'application/json',
         'idempotency-key': context.idempotencyKey,
         ...(this.internalToken ? { authorization: `Bearer ${this.internalToken}` } : {}),
-        ...(opts.traceparent ? { traceparent: opts.traceparent } : {}),
+        ...opts.headers,
       },
       body: JSON.stringify({ args, context }),
       signal,

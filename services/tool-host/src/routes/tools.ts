@@ -85,7 +85,8 @@ export const toolRoutes: FastifyPluginAsync<ToolRoutesOptions> = async (
       const waitUntil = Date.now() + (tool.info.timeoutMs ?? DEFAULT_TOOL_TIMEOUT_MS);
       try {
         if (cancelled.aborted) throw cancelled.reason;
-        if (!outcomes) return answer((await runTool(tool, args, context, log, cancelled)).outcome);
+        if (!outcomes)
+          return answer((await runTool(tool, args, context, log, cancelled, req.headers)).outcome);
         for (;;) {
           const admission = await outcomes.admit(key, scope, tool.info.idempotent);
           if (admission.kind === 'done') return answer(admission.outcome);
@@ -111,7 +112,7 @@ export const toolRoutes: FastifyPluginAsync<ToolRoutesOptions> = async (
             await new Promise((r) => setTimeout(r, BUSY_POLL_MS));
             continue;
           }
-          const running = runTool(tool, args, context, log, cancelled).then(async (run) => {
+          const running = runTool(tool, args, context, log, cancelled, req.headers).then(async (run) => {
             if (run.abandoned) await admission.lease.abandon();
             else await admission.lease.release(run.outcome);
             return run;

@@ -1,0 +1,50 @@
+import {
+  ERROR_TYPE,
+  formatTraceparent,
+  GEN_AI_OPERATION_NAME,
+  GEN_AI_TOOL_CALL_ID,
+  GEN_AI_TOOL_NAME,
+  otel,
+  runInSpan,
+  type ToolContext,
+  tracingOn,
+} from '@agentmesh/shared';
+
+/** How a run ended, as a span records it (a RunResult). */
+type Settled = { outcome: { ok: true } | { ok: false; error: { code: string; message: string } } };
+
+/**
+ * Runs one tool call in the tool-host's `execute_tool <name>` span, a child of the runner's (from
+ * the request's trace headers). `run` gets the traceparent the tool sees as `ctx.traceparent`: this
+ * span's, or with tracing off the caller's unchanged.
+ */
+export function traceToolRun<T extends Settled>(
+  name: string,
+  context: ToolContext,
+  headers: Record<string, string | string[] | undefined>,
+  run: (traceparent: string | undefined) => Promise<T>,
+): Promise<T> {
+  const incoming = typeof headers.traceparent === 'string' ? headers.traceparent : undefined;
+  if (!tracingOn()) return run(incoming);
+  return runInSpan(
+    `execute_tool ${name}`,
+    {
+      kind: otel.SpanKind.SERVER,
+      attributes: {
+        [GEN_AI_OPERATION_NAME]: 'execute_tool',
+        [GEN_AI_TOOL_NAME]: name,
+        [GEN_AI_TOOL_CALL_ID]: context.callId,
+        'agentmesh.invocation.id': context.invocationId,
+      },
+    },
+    otel.propagation.extract(otel.ROOT_CONTEXT, headers),
+    async (span) => {
+      const result = await run(formatTraceparent(span.spanContext()));
+      if (!result.outcome.ok) {
+        span.setAttribute(ERROR_TYPE, result.outcome.error.code);
+        span.setStatus({ code: otel.SpanStatusCode.ERROR, message: result.outcome.error.message });
+      }
+      return result;
+    },
+  );
+}

@@ -1,0 +1,200 @@
+import { randomBytes } from 'node:crypto';
+import { Writable } from 'node:stream';
+import { defineTool, loggerOptions, parseTraceparent, startTracingWith } from '@agentmesh/shared';
+import { startMesh } from '@agentmesh/test-support/mesh';
+import { waitUntil } from '@agentmesh/test-support/wait-until';
+import { context, ROOT_CONTEXT, SpanKind, trace } from '@opentelemetry/api';
+import { InMemorySpanExporter, type ReadableSpan, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
+import { pino } from 'pino';
+import t from 'tap';
+
+// One provider for the whole file, as a service process has one; spans land in memory.
+const exporter = new InMemorySpanExporter();
+const tracing = await startTracingWith([new SimpleSpanProcessor(exporter)]);
+t.teardown(() => tracing.shutdown());
+
+const AGENTS = `
+  planner: {instructions: "@agent planner", tools: [calc], subagents: [helper]}
+  helper: {instructions: "@agent helper"}
+`;
+
+/** planner: calc and a delegation in one turn, then a final answer; helper answers at once. */
+const script = (r: { agent: string; messages: { role: string }[] }) => {
+  if (r.agent === 'helper') return { final: 'helped' };
+  return r.messages.some((m) => m.role === 'tool')
+    ? { final: 'done' }
+    : {
+        calls: [
+          { name: 'calc', args: { x: 1 } },
+          { name: '_subagent_helper', args: { prompt: 'help' } },
+        ],
+      };
+};
+
+const parentOf = (s: ReadableSpan) => s.parentSpanContext?.spanId;
+const idOf = (s: ReadableSpan) => s.spanContext().spanId;
+
+t.test('one invocation with a delegation and a tool call is one trace, a tree across the mesh', async (t) => {
+  const toolSaw: (string | undefined)[] = [];
+  const calc = defineTool({
+    name: 'calc',
+    description: 'adds one',
+    input: { type: 'object', properties: { x: { type: 'number' } }, required: ['x'] },
+    run: (args: { x: number }, ctx) => {
+      toolSaw.push(ctx.traceparent);
+      return args.x + 1;
+    },
+  });
+  const mesh = await startMesh(t, { agentsYaml: AGENTS, tools: [calc], script });
+  exporter.reset();
+  const traceId = randomBytes(16).toString('hex');
+  const clientSpan = randomBytes(8).toString('hex');
+  const res = await mesh.invoke('planner', { prompt: 'go' }, 'wait=30', {
+    traceparent: `00-${traceId}-${clientSpan}-01`,
+  });
+  t.equal(res.json.status, 'succeeded');
+  const named = (name: string) => exporter.getFinishedSpans().filter((s) => s.name === name);
+  await waitUntil(
+    async () =>
+      named('invoke_agent planner').length === 1 && named('POST /agents/planner/invoke').length === 1,
+    10_000,
+    () => `spans so far: ${exporter.getFinishedSpans().map((s) => s.name)}`,
+  );
+  const spans = exporter.getFinishedSpans();
+  t.same(
+    [...new Set(spans.map((s) => s.spanContext().traceId))],
+    [traceId],
+    'every span is in the one trace',
+  );
+
+  const [http] = named('POST /agents/planner/invoke');
+  t.equal(http!.kind, SpanKind.SERVER);
+  t.equal(parentOf(http!), clientSpan, "the gateway's span hangs under the caller's");
+  t.equal(http!.attributes['http.route'], '/agents/planner/invoke');
+  t.equal(http!.attributes['http.response.status_code'], 200);
+
+  const [invokePlanner] = named('invoke_agent planner');
+  t.equal(parentOf(invokePlanner!), idOf(http!), 'the root invocation hangs under the HTTP span');
+  t.equal(invokePlanner!.attributes['gen_ai.operation.name'], 'invoke_agent');
+  t.equal(invokePlanner!.attributes['gen_ai.agent.name'], 'planner');
+
+  const plannerActivations = named('activation planner');
+  t.ok(plannerActivations.length >= 1);
+  for (const a of plannerActivations)
+    t.equal(
+      parentOf(a),
+      idOf(invokePlanner!),
+      'every activation of the planner, resumed ones too, hangs under its invoke_agent span',
+    );
+  const underPlanner = new Set(plannerActivations.map(idOf));
+
+  const chats = named('chat fake');
+  t.equal(chats.length, 3, 'one chat span per model call');
+  const plannerChats = chats.filter((c) => underPlanner.has(parentOf(c)!));
+  t.equal(plannerChats.length, 2, "the planner's model calls hang under its activations");
+  for (const c of chats) {
+    t.equal(c.kind, SpanKind.CLIENT);
+    t.match(c.attributes, {
+      'gen_ai.operation.name': 'chat',
+      'gen_ai.request.model': 'fake',
+      'gen_ai.provider.name': 'openai',
+      'gen_ai.usage.input_tokens': 11,
+      'gen_ai.usage.output_tokens': 7,
+    });
+  }
+
+  const tools = named('execute_tool calc');
+  const runnerTool = tools.find((s) => s.kind === SpanKind.CLIENT);
+  const hostTool = tools.find((s) => s.kind === SpanKind.SERVER);
+  t.ok(runnerTool && hostTool, 'execute_tool on the runner and on the tool-host');
+  t.ok(underPlanner.has(parentOf(runnerTool!)!), "the runner's tool span hangs under the activation");
+  t.equal(parentOf(hostTool!), idOf(runnerTool!), "the tool-host's hangs under the runner's");
+  t.equal(runnerTool!.attributes['gen_ai.tool.name'], 'calc');
+  t.same(toolSaw, [`00-${traceId}-${idOf(hostTool!)}-01`], "the tool sees the tool-host span's traceparent");
+
+  const [invokeHelper] = named('invoke_agent helper');
+  t.ok(invokeHelper, 'the delegation has its invoke_agent span');
+  t.ok(underPlanner.has(parentOf(invokeHelper!)!), 'the delegation hangs under the activation that made it');
+  const [helperActivation] = named('activation helper');
+  t.equal(
+    parentOf(helperActivation!),
+    idOf(invokeHelper!),
+    "the child's work hangs under its invoke_agent span",
+  );
+  const helperChats = chats.filter((c) => parentOf(c) === idOf(helperActivation!));
+  t.equal(helperChats.length, 1, "the child's model call hangs under the child's activation");
+
+  // The model endpoint got the trace context of each call's own span.
+  const chatIds = new Set(chats.map(idOf));
+  t.equal(mesh.model.requests.length, 3);
+  for (const r of mesh.model.requests) {
+    const sc = parseTraceparent(r.traceparent);
+    t.equal(sc?.traceId, traceId, 'the model request carries the trace');
+    t.ok(chatIds.has(sc!.spanId), '…as the span of its chat call');
+  }
+  t.equal(parseTraceparent(mesh.model.of('helper')[0]!.traceparent)!.spanId, idOf(helperChats[0]!));
+});
+
+t.test('a request without a traceparent starts a trace at the gateway', async (t) => {
+  const mesh = await startMesh(t, {
+    agentsYaml: '  solo: {instructions: "@agent solo"}\n',
+    script: () => ({ final: 'hi' }),
+  });
+  exporter.reset();
+  const res = await mesh.invoke('solo', { prompt: 'x' });
+  t.equal(res.json.status, 'succeeded');
+  await waitUntil(
+    async () => exporter.getFinishedSpans().some((s) => s.name === 'POST /agents/solo/invoke'),
+    10_000,
+    () => 'the HTTP span',
+  );
+  const spans = exporter.getFinishedSpans();
+  const http = spans.find((s) => s.name === 'POST /agents/solo/invoke')!;
+  t.equal(parentOf(http), undefined, 'the HTTP span is the root');
+  t.same([...new Set(spans.map((s) => s.spanContext().traceId))], [http.spanContext().traceId], 'one trace');
+  t.same(spans.map((s) => s.name).sort(), [
+    'POST /agents/solo/invoke',
+    'activation solo',
+    'chat fake',
+    'invoke_agent solo',
+  ]);
+});
+
+t.test('an unsampled caller turns the whole tree unsampled, and its flag still travels', async (t) => {
+  const mesh = await startMesh(t, {
+    agentsYaml: '  solo: {instructions: "@agent solo"}\n',
+    script: () => ({ final: 'hi' }),
+  });
+  exporter.reset();
+  const traceId = randomBytes(16).toString('hex');
+  const res = await mesh.invoke('solo', { prompt: 'x' }, 'wait=30', {
+    traceparent: `00-${traceId}-${randomBytes(8).toString('hex')}-00`,
+  });
+  t.equal(res.json.status, 'succeeded');
+  t.same(exporter.getFinishedSpans(), [], 'nothing recorded');
+  const sc = parseTraceparent(mesh.model.requests[0]!.traceparent);
+  t.equal(sc?.traceId, traceId, 'the model request still carries the trace');
+  t.equal(sc?.traceFlags, 0, '…unsampled');
+});
+
+t.test('a log line written inside a span carries its trace_id and span_id', async (t) => {
+  const lines: Record<string, unknown>[] = [];
+  const sink = new Writable({
+    write(chunk, _enc, cb) {
+      lines.push(JSON.parse(String(chunk)));
+      cb();
+    },
+  });
+  const log = pino(loggerOptions('test', 'info'), sink);
+  const span = trace.getTracer('test').startSpan('work');
+  context.with(trace.setSpan(ROOT_CONTEXT, span), () => log.child({ reqId: 'r' }).warn('inside'));
+  span.end();
+  log.warn('outside');
+  await new Promise((r) => setImmediate(r));
+  t.match(lines[0], {
+    msg: 'inside',
+    trace_id: span.spanContext().traceId,
+    span_id: span.spanContext().spanId,
+  });
+  t.notOk('trace_id' in lines[1]!, 'no ids outside a span');
+});
