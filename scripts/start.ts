@@ -93,7 +93,12 @@ if (problems.length > 0) {
   process.exit(1);
 }
 try {
-  redis = await ensureRedis(meshEnv.redisUrl, say, output);
+  // A cluster (REDIS_CLUSTER_NODES, which the services read themselves) is never started here.
+  redis = meshEnv.redisClusterNodes
+    ? { url: meshEnv.redisUrl, stop: async () => undefined }
+    : await ensureRedis(meshEnv.redisUrl, say, output);
+  if (meshEnv.redisClusterNodes)
+    say(`Redis Cluster: ${meshEnv.redisClusterNodes.length} seed node(s) from REDIS_CLUSTER_NODES`);
 } catch (e) {
   say((e as Error).message, LEVELS.error);
   await shutdown(1, 'cannot run the mesh without Redis');

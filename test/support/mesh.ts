@@ -5,6 +5,7 @@ import path from 'node:path';
 import { buildRunner, type Runner } from '@agentmesh/agent-runner';
 import { buildGateway, type Gateway } from '@agentmesh/gateway';
 import {
+  connectRedis,
   keyLayout,
   loadCodeAgents,
   type MeshConfig,
@@ -13,15 +14,19 @@ import {
 } from '@agentmesh/shared';
 import { buildToolHost, loadToolDefinitions, OutcomeStore, publishCatalogue } from '@agentmesh/tool-host';
 import type { FastifyInstance } from 'fastify';
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import type { Test } from 'tap';
 import { type FakeModel, type FakeScript, startFakeModel } from './fake-model.js';
+import { startRedisCluster, type TestRedisCluster } from './redis-cluster.js';
 import { freePort, startRedis, type TestRedis } from './redis-server.js';
 import { waitUntil } from './wait-until.js';
 
 /** A whole mesh started in-process for one test: Redis, fake model, tool-host, runners, gateway. */
 export interface TestMesh {
+  /** The Redis server; with `cluster`, its first node (which cannot be restarted). */
   redis: TestRedis;
+  /** With `cluster: true`: the three-master Redis Cluster every service uses. */
+  cluster?: TestRedisCluster;
   model: FakeModel;
   config: MeshConfig;
   toolHost: FastifyInstance;
@@ -36,7 +41,10 @@ export interface TestMesh {
   toolHostProcessEnv?: Record<string, string>;
   /** The env a service process needs to join this mesh. */
   env: Record<string, string>;
-  /** A client on the test's Redis (closed at teardown). */
+  /**
+   * A client on the test's Redis (closed at teardown). With `cluster` it is an ioredis `Cluster`,
+   * typed `Redis` so that single-server tests keep MONITOR and `duplicate()`: commands only there.
+   */
   client: Redis;
   /** POST /agents/{agent}/invoke through the gateway (inject). */
   invoke(
@@ -71,6 +79,8 @@ export interface MeshOptions {
   runnerAgents?: string[];
   /** Redis with AOF (`appendfsync always`), for tests that restart it. */
   aof?: boolean;
+  /** Every service on a local three-master Redis Cluster instead of one server (DESIGN §15). */
+  cluster?: boolean;
   /**
    * A tools module for a tool-host started as a process (`npm run tool-host`) instead of in-process;
    * `toolHostEnv` is added to its environment.
@@ -97,8 +107,13 @@ const silent = { info() {}, warn() {}, error() {}, debug() {} };
 
 /** Starts a mesh and registers its teardown on `t` (everything stops even when the test fails). */
 export async function startMesh(t: Test, opts: MeshOptions): Promise<TestMesh> {
-  const redis = await startRedis({ aof: opts.aof ?? false });
+  const cluster = opts.cluster ? await startRedisCluster() : undefined;
+  const redis = cluster ? clusterNode(cluster) : await startRedis({ aof: opts.aof ?? false });
   t.teardown(() => redis.stop());
+  const redisEnv: Record<string, string> = cluster
+    ? { REDIS_URL: redis.url, REDIS_CLUSTER_NODES: cluster.nodesEnv }
+    : { REDIS_URL: redis.url };
+  const redisClusterNodes = cluster?.nodes;
   const model = await startFakeModel(opts.script);
   t.teardown(() => model.close());
   const prefix = 'mesh';
@@ -110,7 +125,10 @@ export async function startMesh(t: Test, opts: MeshOptions): Promise<TestMesh> {
   const config = parseConfig(text, configFile, {}, 'yaml');
   const codeAgents = await loadCodeAgents(config);
   const tools = loadToolDefinitions(opts.tools ?? []);
-  const client = new Redis(redis.url, { maxRetriesPerRequest: null });
+  const client = connectRedis(
+    { url: redis.url, clusterNodes: redisClusterNodes },
+    { maxRetriesPerRequest: null },
+  ) as Redis;
   t.teardown(() => client.disconnect());
   const toolHost = buildToolHost({ tools, outcomes: new OutcomeStore(client, keyLayout(prefix), 3600) });
   let toolHostUrl: string;
@@ -121,7 +139,7 @@ export async function startMesh(t: Test, opts: MeshOptions): Promise<TestMesh> {
     toolHostUrl = `http://127.0.0.1:${port}`;
     toolHostProcessEnv = {
       MESH_CONFIG: configFile,
-      REDIS_URL: redis.url,
+      ...redisEnv,
       TOOL_HOST_PORT: String(port),
       ...opts.toolHostEnv,
     };
@@ -146,6 +164,7 @@ export async function startMesh(t: Test, opts: MeshOptions): Promise<TestMesh> {
     const runner = await buildRunner({
       config,
       redisUrl: redis.url,
+      redisClusterNodes,
       prefix,
       toolHostUrl,
       concurrency: opts.concurrency ?? 16,
@@ -171,6 +190,7 @@ export async function startMesh(t: Test, opts: MeshOptions): Promise<TestMesh> {
     config,
     codeAgents,
     redisUrl: redis.url,
+    redisClusterNodes,
     prefix,
     defaultTimeoutSeconds: 60,
     retentionSeconds: 3600,
@@ -198,6 +218,7 @@ export async function startMesh(t: Test, opts: MeshOptions): Promise<TestMesh> {
   };
   return {
     redis,
+    ...(cluster ? { cluster } : {}),
     model,
     config,
     toolHost,
@@ -207,7 +228,7 @@ export async function startMesh(t: Test, opts: MeshOptions): Promise<TestMesh> {
     prefix,
     configFile,
     ...(toolHostProcess ? { toolHostProcess, toolHostProcessEnv } : {}),
-    env: { MESH_CONFIG: configFile, REDIS_URL: redis.url, TOOL_HOST_URL: toolHostUrl, MESH_PREFIX: prefix },
+    env: { MESH_CONFIG: configFile, ...redisEnv, TOOL_HOST_URL: toolHostUrl, MESH_PREFIX: prefix },
     client,
     invoke: (agent, body, query = 'wait=30', headers = opts.headers) =>
       inject('POST', `/agents/${agent}/invoke?${query}`, body, headers),
@@ -250,4 +271,14 @@ export function startService(
     await exited;
   });
   return { proc, output: () => fs.readFileSync(logFile, 'utf8'), exited };
+}
+
+/** A cluster seen as a TestRedis: its first node's URL; stopping it stops the whole cluster. */
+function clusterNode(cluster: TestRedisCluster): TestRedis {
+  return {
+    port: cluster.ports[0]!,
+    url: `redis://127.0.0.1:${cluster.ports[0]}`,
+    restart: () => Promise.reject(new Error('a test cluster cannot be restarted')),
+    stop: () => cluster.stop(),
+  };
 }

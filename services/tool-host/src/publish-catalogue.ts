@@ -1,8 +1,11 @@
-import type { KeyLayout, ToolInfo } from '@agentmesh/shared';
-import type { Redis } from 'ioredis';
+import type { KeyLayout, MeshRedis, ToolInfo } from '@agentmesh/shared';
 
 /** Publishes the tool catalogue to Redis with a new version, and tells subscribers it changed. */
-export async function publishCatalogue(redis: Redis, keys: KeyLayout, tools: ToolInfo[]): Promise<number> {
+export async function publishCatalogue(
+  redis: MeshRedis,
+  keys: KeyLayout,
+  tools: ToolInfo[],
+): Promise<number> {
   const version = Date.now();
   await redis
     .multi()

@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { MeshError, type ModelReply } from '@agentmesh/shared';
-import type { Redis } from 'ioredis';
+import { MeshError, type MeshRedis, type ModelReply } from '@agentmesh/shared';
 import { abortableSleep } from '../abortable-sleep.js';
 import type { ChatModel, ChatRequest } from './chat-model.js';
 
@@ -19,7 +18,7 @@ return 1`;
 export class ConcurrencyLimitedModel implements ChatModel {
   constructor(
     private readonly inner: ChatModel,
-    private readonly redis: Redis,
+    private readonly redis: MeshRedis,
     private readonly slotsKey: string,
     private readonly max: number,
     private readonly leaseMs = 30_000,

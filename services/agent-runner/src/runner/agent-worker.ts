@@ -1,5 +1,12 @@
 import { setMaxListeners } from 'node:events';
-import { type KeyLayout, type Logger, queueName } from '@agentmesh/shared';
+import {
+  connectRedis,
+  isClusterTarget,
+  type KeyLayout,
+  type Logger,
+  queueName,
+  type RedisTarget,
+} from '@agentmesh/shared';
 import { Worker } from 'bullmq';
 import { settleJobError } from '../job-errors.js';
 import { redisOptions } from '../redis-options.js';
@@ -9,7 +16,7 @@ import type { RunnerContext } from '../steps/runner-context.js';
 
 /** How a runner's workers take jobs: shared slots, lock settings and the activations in flight. */
 export interface WorkerSettings {
-  redisUrl: string;
+  redis: RedisTarget;
   keys: KeyLayout;
   concurrency: number;
   lockDurationMs: number;
@@ -23,7 +30,12 @@ export interface WorkerSettings {
 /** The BullMQ worker of one hosted agent's queue: each job is one activation, within the runner's slots. */
 export function startAgentWorker(name: string, ctx: RunnerContext, s: WorkerSettings): Worker {
   const { slots, inFlight } = s;
-  return new Worker(
+  // BullMQ builds its connections from options for one server; a cluster it is given as a client
+  // (it duplicates it for its blocking reads), which is then ours to close with the worker.
+  const cluster = isClusterTarget(s.redis)
+    ? connectRedis(s.redis, { maxRetriesPerRequest: null })
+    : undefined;
+  const worker = new Worker(
     queueName(name),
     async (job, token, signal) => {
       await slots.acquire();
@@ -50,7 +62,7 @@ export function startAgentWorker(name: string, ctx: RunnerContext, s: WorkerSett
       }
     },
     {
-      connection: { ...redisOptions(s.redisUrl), maxRetriesPerRequest: null },
+      connection: cluster ?? { ...redisOptions(s.redis.url), maxRetriesPerRequest: null },
       prefix: s.keys.bullPrefix,
       concurrency: s.concurrency,
       lockDuration: s.lockDurationMs,
@@ -59,4 +71,6 @@ export function startAgentWorker(name: string, ctx: RunnerContext, s: WorkerSett
       maxStalledCount: s.maxRecoveries + 1,
     },
   );
+  if (cluster) worker.on('closed', () => cluster.disconnect());
+  return worker;
 }

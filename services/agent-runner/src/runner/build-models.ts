@@ -1,5 +1,4 @@
-import type { KeyLayout, MeshConfig, ModelConfig } from '@agentmesh/shared';
-import type { Redis } from 'ioredis';
+import type { KeyLayout, MeshConfig, MeshRedis, ModelConfig } from '@agentmesh/shared';
 import type { Agent } from 'undici';
 import type { ChatModel } from '../model/chat-model.js';
 import { ConcurrencyLimitedModel } from '../model/concurrency-limited-model.js';
@@ -12,7 +11,7 @@ import { OpenAIChatModel } from '../model/openai-chat-model.js';
 export function buildModels(
   config: MeshConfig,
   deps: {
-    redis: Redis;
+    redis: MeshRedis;
     keys: KeyLayout;
     dispatcher: Agent;
     maxModelReplyBytes: number;

@@ -1,5 +1,11 @@
-import { type KeyLayout, type Logger, MeshError } from '@agentmesh/shared';
-import { Redis } from 'ioredis';
+import {
+  connectRedis,
+  type KeyLayout,
+  type Logger,
+  MeshError,
+  type MeshRedis,
+  type RedisTarget,
+} from '@agentmesh/shared';
 
 /**
  * Cancellation's fast path: the gateway flags the subtree in Redis (what every activation checks)
@@ -8,10 +14,10 @@ import { Redis } from 'ioredis';
 export class CancelListener {
   /** The abort controller of each activation in flight, by invocation id. */
   readonly inFlight = new Map<string, AbortController>();
-  private readonly subscriber: Redis;
+  private readonly subscriber: MeshRedis;
 
-  constructor(redisUrl: string, log: Logger) {
-    this.subscriber = new Redis(redisUrl, { maxRetriesPerRequest: null });
+  constructor(target: RedisTarget, log: Logger) {
+    this.subscriber = connectRedis(target, { maxRetriesPerRequest: null });
     this.subscriber.on('error', (e: Error) => log.warn({ err: e.message }, 'redis subscriber error'));
     this.subscriber.on('message', (_channel: string, invocationId: string) => {
       this.inFlight.get(invocationId)?.abort(new MeshError('cancelled'));

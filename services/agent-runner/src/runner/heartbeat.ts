@@ -1,5 +1,4 @@
-import type { KeyLayout, Logger } from '@agentmesh/shared';
-import type { Redis } from 'ioredis';
+import type { KeyLayout, Logger, MeshRedis } from '@agentmesh/shared';
 
 const HEARTBEAT_MS = 2000;
 
@@ -13,7 +12,7 @@ export interface Heartbeat {
 
 /** Announces runner `id` for `hosted` agents now and every 2 s; an entry expires after three missed beats. */
 export async function startHeartbeat(
-  redis: Redis,
+  redis: MeshRedis,
   keys: KeyLayout,
   hosted: readonly string[],
   id: string,
@@ -21,10 +20,16 @@ export async function startHeartbeat(
 ): Promise<Heartbeat> {
   const beat = async () => {
     const expiry = Date.now() + HEARTBEAT_MS * 3;
-    const p = redis.pipeline();
-    for (const name of hosted)
-      p.zadd(keys.agentRunners(name), expiry, id).zremrangebyscore(keys.agentRunners(name), 0, Date.now());
-    await p.exec().catch((e: Error) => log.warn({ err: e.message }, 'heartbeat failed'));
+    // One pipeline per agent: each agent's set has its own hash tag (its own cluster slot).
+    await Promise.all(
+      hosted.map((name) =>
+        redis
+          .pipeline()
+          .zadd(keys.agentRunners(name), expiry, id)
+          .zremrangebyscore(keys.agentRunners(name), 0, Date.now())
+          .exec(),
+      ),
+    ).catch((e: Error) => log.warn({ err: e.message }, 'heartbeat failed'));
   };
   await beat();
   const timer = setInterval(() => void beat(), HEARTBEAT_MS);
@@ -33,9 +38,7 @@ export async function startHeartbeat(
       clearInterval(timer);
     },
     async withdraw() {
-      const p = redis.pipeline();
-      for (const name of hosted) p.zrem(keys.agentRunners(name), id);
-      await p.exec().catch(() => undefined);
+      await Promise.all(hosted.map((name) => redis.zrem(keys.agentRunners(name), id))).catch(() => undefined);
     },
   };
 }

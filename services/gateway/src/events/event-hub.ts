@@ -1,4 +1,6 @@
+import type { MeshRedis } from '@agentmesh/shared';
 import type { Redis } from 'ioredis';
+import { type ReadLanes, readLanes } from './read-lanes.js';
 
 /** One stream key being watched: the last entry id the hub has seen, and who to tell. */
 interface Watched {
@@ -6,50 +8,73 @@ interface Watched {
   listeners: Set<() => void>;
 }
 
+/** One blocking reader: the keys of one Redis server (read-lanes.ts). */
+interface Lane {
+  readonly id: string;
+  blocked: boolean;
+  generation: number;
+  /** The connection `readerId` belongs to (a cluster may hand out a new one after a drop). */
+  connection: Redis | undefined;
+  readerId: number | undefined;
+  wake: (() => void) | undefined;
+}
+
+/** One stream's new entries, as XREAD answers them. */
+type Reply = [string, [string, string[]][]];
+
+/** How often a lane reading several slots of one cluster node polls them (see `poll`). */
+const POLL_MS = 100;
+
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /**
- * Tells open event streams that their tree's log grew, over ONE blocking Redis connection per
- * gateway, whatever the number of streams (DESIGN §16: streams must not take Redis's clients).
- * The hub XREADs every watched key at once and only notifies; each stream reads its own entries
- * with non-blocking XRANGE on the shared command connection, at its own pace. A key watched anew
- * wakes the blocked read (CLIENT UNBLOCK) so it is included at once.
- *
- * One multi-key XREAD assumes one Redis node; on a cluster the keys would be read per node.
+ * Tells open event streams that their tree's log grew, over ONE reader connection per gateway and
+ * Redis server, whatever the number of streams (DESIGN §16: streams must not take Redis's
+ * clients). A lane (one server, or one master of a cluster) XREADs the watched keys of its server
+ * and only notifies; each stream reads its own entries with non-blocking XRANGE on the shared
+ * command connection, at its own pace. On one server (or while a node's keys share one slot) the
+ * read blocks, and a key watched anew wakes it (CLIENT UNBLOCK) so it is included at once; a
+ * cluster node whose keys span slots is polled instead (`poll`).
  */
 export class EventHub {
   private readonly watched = new Map<string, Watched>();
+  private readonly lanes = new Map<string, Lane>();
+  private readonly routes: ReadLanes;
   private closed = false;
-  private blocked = false;
-  private generation = 0;
-  private readerId: number | undefined;
-  private wake: (() => void) | undefined;
 
   constructor(
-    /** A connection of its own: it spends its life blocked in XREAD. */
-    private readonly reader: Redis,
+    /** A connection (or cluster client) of its own: it spends its life blocked in XREAD. */
+    private readonly reader: MeshRedis,
     /** The gateway's shared command connection. */
-    private readonly commands: Redis,
+    private readonly commands: MeshRedis,
     private readonly blockMs = 10_000,
   ) {
-    reader.on('reconnecting', () => (this.readerId = undefined));
+    this.routes = readLanes(reader, commands);
+    reader.on('reconnecting', () => {
+      for (const lane of this.lanes.values()) lane.readerId = undefined;
+    });
   }
 
-  /** Starts the read loop (it runs until `close`). */
+  /** Starts reading (each lane's loop runs until `close`). */
   start(): void {
-    void this.loop();
+    this.rehome();
   }
 
-  /** Stops the loop and drops the reader connection. */
+  /** Stops the loops and drops the reader connection. */
   close(): void {
     this.closed = true;
-    this.wake?.();
+    for (const lane of this.lanes.values()) lane.wake?.();
     this.reader.disconnect();
   }
 
   /** The number of distinct keys watched now. */
   get size(): number {
     return this.watched.size;
+  }
+
+  /** The number of blocking readers (lanes) started so far: one per Redis server read from. */
+  get readers(): number {
+    return this.lanes.size;
   }
 
   /**
@@ -64,7 +89,7 @@ export class EventHub {
       if (!w) {
         w = { lastSeen: last[0]?.[0] ?? '0-0', listeners: new Set() };
         this.watched.set(key, w);
-        this.kick();
+        this.kick(this.routes.laneOf(key));
       }
     }
     const entry = w;
@@ -75,50 +100,131 @@ export class EventHub {
     };
   }
 
-  private async loop(): Promise<void> {
+  private async loop(lane: Lane): Promise<void> {
     while (!this.closed) {
-      if (this.watched.size === 0) {
-        await new Promise<void>((r) => (this.wake = r));
-        this.wake = undefined;
+      const groups = new Map<number, string[]>();
+      for (const key of this.watched.keys()) {
+        if (this.routes.laneOf(key) !== lane.id) continue;
+        const group = this.routes.groupOf(key);
+        groups.set(group, [...(groups.get(group) ?? []), key]);
+      }
+      if (groups.size === 0) {
+        await new Promise<void>((r) => (lane.wake = r));
+        lane.wake = undefined;
         continue;
       }
-      const keys = [...this.watched.keys()];
-      const ids = keys.map((k) => this.watched.get(k)!.lastSeen);
-      let res: [string, [string, string[]][]][] | null;
+      let replies: Reply[];
       try {
-        this.readerId ??= (await this.reader.client('ID')) as number;
-        this.generation++;
-        this.blocked = true;
-        res = (await this.reader.xread('COUNT', 50, 'BLOCK', this.blockMs, 'STREAMS', ...keys, ...ids)) as
-          | [string, [string, string[]][]][]
-          | null;
+        const connection = this.routes.connectionOf(lane.id);
+        if (!connection) throw new Error(`no connection to ${lane.id}`);
+        if (connection !== lane.connection) [lane.connection, lane.readerId] = [connection, undefined];
+        replies =
+          groups.size === 1
+            ? await this.block(lane, connection, [...groups.values()][0]!)
+            : await this.poll(connection, [...groups.values()]);
       } catch {
         if (this.closed) return;
-        await sleep(250); // Redis is away; streams end on their own failed reads
+        // Redis is away (streams end on their own failed reads), or a cluster moved slots: read
+        // again with a fresh slot map, every key in the lane that now serves it.
+        this.routes.refresh();
+        await sleep(250);
+        this.rehome();
         continue;
-      } finally {
-        this.blocked = false;
       }
-      for (const [key, entries] of res ?? []) {
+      let seen = false;
+      for (const [key, entries] of replies) {
         const w = this.watched.get(key);
         if (!w || entries.length === 0) continue;
+        seen = true;
         w.lastSeen = entries.at(-1)![0];
         for (const notify of w.listeners) notify();
+      }
+      // Polled keys are read again after a pause (or at once when a key is watched anew).
+      if (groups.size > 1 && !seen) {
+        await new Promise<void>((r) => {
+          const timer = setTimeout(r, POLL_MS);
+          lane.wake = () => {
+            clearTimeout(timer);
+            r();
+          };
+        });
+        lane.wake = undefined;
       }
     }
   }
 
-  /** Makes the loop start over with the current keys: wakes it when idle, unblocks its XREAD. */
-  private kick(): void {
-    this.wake?.();
-    if (this.blocked) void this.unblock(this.generation);
+  /** One blocking XREAD of keys one command may read together: the flat case, one slot or one server. */
+  private async block(lane: Lane, connection: Redis, keys: string[]): Promise<Reply[]> {
+    const ids = keys.map((k) => this.watched.get(k)!.lastSeen);
+    lane.readerId ??= (await connection.client('ID')) as number;
+    lane.generation++;
+    lane.blocked = true;
+    try {
+      return ((await connection.xread('COUNT', 50, 'BLOCK', this.blockMs, 'STREAMS', ...keys, ...ids)) ??
+        []) as Reply[];
+    } finally {
+      lane.blocked = false;
+    }
   }
 
-  /** CLIENT UNBLOCK the reader; retried briefly when the XREAD has not reached Redis yet. */
-  private async unblock(generation: number): Promise<void> {
-    for (let i = 0; i < 40 && this.blocked && this.generation === generation; i++) {
-      const id = this.readerId;
-      const done = id === undefined ? 0 : await this.commands.client('UNBLOCK', id).catch(() => 0);
+  /**
+   * Keys of several slots of one cluster node: no single XREAD may read them (CROSSSLOT), and a
+   * blocking read per slot would take a connection per tree. So one non-blocking XREAD per slot,
+   * pipelined on the node's one connection, repeated every POLL_MS while nothing arrives.
+   */
+  private async poll(connection: Redis, groups: string[][]): Promise<Reply[]> {
+    const p = connection.pipeline();
+    for (const keys of groups) {
+      p.xread('COUNT', 50, 'STREAMS', ...keys, ...keys.map((k) => this.watched.get(k)!.lastSeen));
+    }
+    const replies: Reply[] = [];
+    for (const [err, reply] of (await p.exec()) ?? []) {
+      if (err) throw err;
+      replies.push(...(((reply as Reply[] | null) ?? []) as Reply[]));
+    }
+    return replies;
+  }
+
+  /** Kicks the lane of every watched key, starting lanes not seen before. */
+  private rehome(): void {
+    const ids = new Set([...this.watched.keys()].map((k) => this.routes.laneOf(k)));
+    for (const id of ids) this.kick(id);
+  }
+
+  /**
+   * Makes a lane start over with its current keys: starts it when new, wakes it when idle,
+   * unblocks its XREAD. A key of no known lane yet (a cluster's slot map is loading) waits for
+   * the next rehome.
+   */
+  private kick(id: string | undefined): void {
+    if (this.closed) return;
+    if (id === undefined) {
+      void sleep(250).then(() => this.rehome());
+      return;
+    }
+    let lane = this.lanes.get(id);
+    if (!lane) {
+      lane = {
+        id,
+        blocked: false,
+        generation: 0,
+        connection: undefined,
+        readerId: undefined,
+        wake: undefined,
+      };
+      this.lanes.set(id, lane);
+      void this.loop(lane);
+      return;
+    }
+    lane.wake?.();
+    if (lane.blocked) void this.unblock(lane, lane.generation);
+  }
+
+  /** CLIENT UNBLOCK the lane's reader; retried briefly when the XREAD has not reached Redis yet. */
+  private async unblock(lane: Lane, generation: number): Promise<void> {
+    for (let i = 0; i < 40 && lane.blocked && lane.generation === generation; i++) {
+      const id = lane.readerId;
+      const done = id === undefined ? 0 : await this.routes.unblock(lane.id, id).catch(() => 0);
       if (done === 1) return;
       await sleep(5);
     }

@@ -1,6 +1,5 @@
 import { createHash } from 'node:crypto';
-import { canonicalJson, type KeyLayout, MeshError } from '@agentmesh/shared';
-import type { Redis } from 'ioredis';
+import { canonicalJson, type KeyLayout, MeshError, type MeshRedis } from '@agentmesh/shared';
 
 /** What an Idempotency-Key holds: the invocation it started and the hash of the body it came with. */
 export interface IdempotencyEntry {
@@ -19,7 +18,7 @@ const sha256 = (text: string) => createHash('sha256').update(text).digest('hex')
  */
 export class IdempotencyStore {
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: MeshRedis,
     private readonly keys: KeyLayout,
     private readonly ttlSeconds: number,
   ) {}

@@ -4,9 +4,9 @@ import {
   isRootId,
   type KeyLayout,
   MeshError,
+  type MeshRedis,
   toInvocationView,
 } from '@agentmesh/shared';
-import type { Redis } from 'ioredis';
 import type { Caller } from '../auth/caller.js';
 import { type InvocationSummary, SUMMARY_FIELDS, toSummary } from './invocation-summary.js';
 import { sanitizeInvocationHash } from './read-invocation-safely.js';
@@ -35,7 +35,7 @@ const MAX_SCAN = 1000;
  * removed from the set.
  */
 export async function listInvocations(
-  redis: Redis,
+  redis: MeshRedis,
   keys: KeyLayout,
   q: ListQuery,
   caller: Caller,
@@ -46,12 +46,12 @@ export async function listInvocations(
   let scanned = 0;
   let more = false;
   for await (const batch of scan(redis, keys.recent(), decodeCursor(q.cursor), Math.max(q.limit, 20))) {
-    const p = redis.pipeline();
-    for (const e of batch) p.hmget(keys.invocation(e.id, e.id), ...SUMMARY_FIELDS);
-    const hashes = (await p.exec()) ?? [];
+    // One read per root, sent together: each tree has its own hash tag (its own cluster slot).
+    const hashes = await Promise.all(
+      batch.map((e) => redis.hmget(keys.invocation(e.id, e.id), ...SUMMARY_FIELDS)),
+    );
     for (const [i, e] of batch.entries()) {
-      const [err, values] = hashes[i] ?? [];
-      if (err) throw err;
+      const values = hashes[i]!;
       last = e;
       scanned++;
       const h = Object.fromEntries(
@@ -77,7 +77,7 @@ export async function listInvocations(
  * offset, so entries removed meanwhile shift nothing; more than `size` entries of one millisecond
  * are read as a whole.
  */
-async function* scan(redis: Redis, key: string, from: Position | undefined, size: number) {
+async function* scan(redis: MeshRedis, key: string, from: Position | undefined, size: number) {
   let max = from ? String(from.s) : '+inf';
   let after = from;
   for (;;) {

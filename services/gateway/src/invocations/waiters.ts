@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { MeshRedis } from '@agentmesh/shared';
 
 /**
  * Wakes HTTP requests waiting for an invocation to finish. One subscriber connection per gateway
@@ -10,7 +10,7 @@ export class Waiters {
   private closing = false;
 
   constructor(
-    private readonly subscriber: Redis,
+    private readonly subscriber: MeshRedis,
     private readonly channel: string,
   ) {}
 

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { Redis } from 'ioredis';
+import type { MeshRedis } from '@agentmesh/shared';
 
 /**
  * The tools/call requests this gateway is answering, found by the request a cancellation names.
@@ -13,7 +13,7 @@ export class McpCalls {
   private readonly running = new Map<string, Set<() => void>>();
 
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: MeshRedis,
     private readonly channel: string,
   ) {}
 
@@ -25,7 +25,7 @@ export class McpCalls {
   }
 
   /** Starts listening for cancellations on `subscriber` (a connection in subscriber mode). */
-  async listen(subscriber: Redis): Promise<void> {
+  async listen(subscriber: MeshRedis): Promise<void> {
     subscriber.on('message', (channel: string, scope: string) => {
       if (channel !== this.channel) return;
       for (const cancel of this.running.get(scope) ?? []) cancel();

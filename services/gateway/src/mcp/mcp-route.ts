@@ -1,8 +1,7 @@
 import { randomBytes } from 'node:crypto';
-import { type KeyLayout, MeshError } from '@agentmesh/shared';
+import { type KeyLayout, MeshError, type MeshRedis } from '@agentmesh/shared';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import type { FastifyPluginAsync } from 'fastify';
-import type { Redis } from 'ioredis';
 import type { InvocationService } from '../invocations/invocation-service.js';
 import type { MeshState } from '../mesh-state.js';
 import { McpCalls } from './mcp-calls.js';
@@ -14,9 +13,9 @@ export interface McpRoutesOptions {
   mesh: MeshState;
   invocations: InvocationService;
   /** The shared command connection (cancellations are published on it). */
-  redis: Redis;
+  redis: MeshRedis;
   /** A connection in subscriber mode (the gateway's), to hear cancellations from every gateway. */
-  subscriber: Redis;
+  subscriber: MeshRedis;
   keys: KeyLayout;
   /** How long a tools/call waits for the agent (MESH_MCP_WAIT_SECONDS, default 300). */
   waitSeconds: number;

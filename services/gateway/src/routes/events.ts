@@ -5,10 +5,10 @@ import {
   type KeyLayout,
   MeshError,
   type MeshEvent,
+  type MeshRedis,
   rootOf,
 } from '@agentmesh/shared';
 import type { FastifyPluginAsync } from 'fastify';
-import type { Redis } from 'ioredis';
 import type { EventHub } from '../events/event-hub.js';
 import type { StreamSlots } from '../events/stream-slots.js';
 import type { InvocationService } from '../invocations/invocation-service.js';
@@ -17,7 +17,7 @@ import { errorResponse, UNAVAILABLE } from './responses.js';
 /** Options of the events route. */
 export interface EventRoutesOptions {
   /** The shared command connection: streams read with non-blocking XRANGE on it. */
-  redis: Redis;
+  redis: MeshRedis;
   keys: KeyLayout;
   invocations: InvocationService;
   /** Tells streams their log grew (one blocking connection per gateway). */
@@ -186,7 +186,7 @@ export const eventRoutes: FastifyPluginAsync<EventRoutesOptions> = async (app, o
 };
 
 /** True when invocation `id`'s terminal event lies after `cursor` in `stream` (read from the end back). */
-async function terminalAfter(redis: Redis, stream: string, id: string, cursor: string): Promise<boolean> {
+async function terminalAfter(redis: MeshRedis, stream: string, id: string, cursor: string): Promise<boolean> {
   for (let max = '+'; ; ) {
     const page = (await redis.xrevrange(stream, max, `(${cursor}`, 'COUNT', PAGE)) as Entry[];
     for (const [, fields] of page) {

@@ -1,13 +1,12 @@
-import { type KeyLayout, MeshError } from '@agentmesh/shared';
+import { type KeyLayout, MeshError, type MeshRedis } from '@agentmesh/shared';
 import type { FastifyPluginAsync } from 'fastify';
-import type { Redis } from 'ioredis';
 import type { Registry } from 'prom-client';
 import type { MeshState } from '../mesh-state.js';
 import { errorResponse } from './responses.js';
 
 /** `GET /healthz` (liveness), `/readyz` (Redis, catalogue, a live runner per agent), `/metrics`. */
 export const healthRoutes: FastifyPluginAsync<{
-  redis: Redis;
+  redis: MeshRedis;
   keys: KeyLayout;
   mesh: MeshState;
   registry: Registry;
@@ -28,7 +27,7 @@ export const healthRoutes: FastifyPluginAsync<{
   const readiness = {
     tags: ['health'],
     operationId: 'getReadiness',
-    summary: 'Readiness: Redis, the tool catalogue, and a live runner for every agent',
+    summary: 'Readiness: MeshRedis, the tool catalogue, and a live runner for every agent',
     response: {
       200: statusBody('ready', 'The mesh can run every agent.'),
       503: errorResponse('`unavailable`: not ready; `details[].message` names each missing part.'),
@@ -38,13 +37,13 @@ export const healthRoutes: FastifyPluginAsync<{
     const problems: string[] = [];
     const agents = Object.keys(mesh.config.agents);
     try {
-      const p = redis.pipeline();
-      for (const a of agents) p.zcount(keys.agentRunners(a), Date.now(), '+inf');
-      const counts = await withTimeout(p.exec(), 1000);
-      // A pipeline answers per-command errors instead of rejecting when Redis is gone.
-      const failed = counts?.find(([err]) => err)?.[0];
-      if (!counts || failed) throw failed ?? new Error('no answer');
-      counts.forEach(([, n], i) => {
+      // One read per agent, sent together: each runner set has its own hash tag (cluster slot).
+      const now = Date.now();
+      const counts = await withTimeout(
+        Promise.all(agents.map((a) => redis.zcount(keys.agentRunners(a), now, '+inf'))),
+        1000,
+      );
+      counts.forEach((n, i) => {
         if (!n) problems.push(`no live runner hosts agent ${agents[i]}`);
       });
     } catch {

@@ -1,5 +1,12 @@
-import { isInvocationId, type KeyLayout, type Logger, MeshError, rootOf } from '@agentmesh/shared';
-import type { Redis } from 'ioredis';
+import {
+  duplicateRedis,
+  isInvocationId,
+  type KeyLayout,
+  type Logger,
+  MeshError,
+  type MeshRedis,
+  rootOf,
+} from '@agentmesh/shared';
 
 /** A running call's view of its invocation's cancellation. */
 export interface Watched {
@@ -17,10 +24,10 @@ export interface Watched {
  */
 export class CancelWatch {
   private readonly running = new Map<string, Set<AbortController>>();
-  private subscriber: Redis | undefined;
+  private subscriber: MeshRedis | undefined;
 
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: MeshRedis,
     private readonly keys: KeyLayout,
     private readonly log: Logger,
   ) {}
@@ -28,7 +35,7 @@ export class CancelWatch {
   /** Subscribes to the cancel channel on a connection of its own. */
   async start(): Promise<void> {
     if (this.subscriber) return;
-    const subscriber = this.redis.duplicate();
+    const subscriber = duplicateRedis(this.redis);
     this.subscriber = subscriber;
     subscriber.on('error', (e: Error) => this.log.warn({ err: e.message }, 'redis subscriber error'));
     subscriber.on('message', (_channel: string, id: string) => void this.onBroadcast(id));
@@ -77,15 +84,16 @@ export class CancelWatch {
     const known = ids.filter(isInvocationId);
     if (known.length === 0) return ids.map(() => false);
     try {
-      const pipeline = this.redis.pipeline();
-      for (const id of known) {
-        pipeline.hmget(this.keys.invocation(rootOf(id), id), 'cancelRequested', 'status');
-      }
-      const replies = (await pipeline.exec()) ?? [];
+      // One read per invocation, sent together: the trees may sit on different cluster slots,
+      // where a single pipeline would be refused.
+      const replies = await Promise.all(
+        known.map((id) =>
+          this.redis.hmget(this.keys.invocation(rootOf(id), id), 'cancelRequested', 'status').catch(() => []),
+        ),
+      );
       const byId = new Map(
         known.map((id, i) => {
-          const [err, fields] = replies[i] ?? [];
-          const [requested, status] = (err ? [] : fields) as (string | null)[];
+          const [requested, status] = replies[i] ?? [];
           return [id, requested === '1' || status === 'cancelled'];
         }),
       );

@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { CodedError, KeyLayout } from '@agentmesh/shared';
-import type { Redis } from 'ioredis';
+import type { CodedError, KeyLayout, MeshRedis } from '@agentmesh/shared';
 
 /** A tool call's outcome as kept under its Idempotency-Key. */
 export type StoredOutcome = { ok: true; result: unknown } | { ok: false; error: CodedError };
@@ -69,7 +68,7 @@ return 0`;
  */
 export class OutcomeStore {
   constructor(
-    readonly redis: Redis,
+    readonly redis: MeshRedis,
     readonly keys: KeyLayout,
     private readonly ttlSeconds: number,
     private readonly leaseMs = 5000,

@@ -1,0 +1,109 @@
+// The invocation path on a three-master Redis Cluster (DESIGN §15): invoke with a delegation and a
+// tool call, the tree's event stream, the recent list and readiness, with roots spread over the
+// nodes. Every service uses one cluster client; the event hub reads each node's streams apart.
+import type { AddressInfo } from 'node:net';
+import { keyLayout, keySlot } from '@agentmesh/shared';
+import type { Cluster } from 'ioredis';
+import t from 'tap';
+import { turnOf } from '../support/fake-model.js';
+import { startMesh } from '../support/mesh.js';
+
+const mesh = await startMesh(t, {
+  cluster: true,
+  tools: [
+    {
+      name: 'add',
+      description: 'Adds two numbers.',
+      input: {
+        type: 'object',
+        properties: { a: { type: 'number' }, b: { type: 'number' } },
+        required: ['a', 'b'],
+      },
+      run: async (args: unknown) => String((args as { a: number; b: number }).a + (args as { b: number }).b),
+    },
+  ],
+  agentsYaml: `
+  parent: {instructions: "@agent parent", tools: [add], subagents: [child]}
+  child: {instructions: "@agent child"}
+`,
+  script: (r) => {
+    if (r.agent === 'child') return { final: 'child answer' };
+    if (turnOf(r) === 0)
+      return {
+        calls: [
+          { name: 'add', args: { a: 2, b: 3 } },
+          { name: '_subagent_child', args: { prompt: 'x' } },
+        ],
+      };
+    // The parent's last turn is slow, so a stream sees the delegation end while the root still runs.
+    const contents = r.messages.filter((m) => m.role === 'tool').map((m) => m.content);
+    return { final: `parent got ${contents.join(' and ')}`, latencyMs: 700 };
+  },
+});
+await mesh.gateway.app.listen({ port: 0, host: '127.0.0.1' });
+const base = `http://127.0.0.1:${(mesh.gateway.app.server.address() as AddressInfo).port}`;
+const keys = keyLayout(mesh.prefix);
+
+/** The master node serving an invocation tree's keys. */
+const nodeOf = (rootId: string) =>
+  (mesh.client as unknown as Cluster).slots[keySlot(keys.events(rootId))]?.[0];
+
+/** Reads a tree's SSE stream to its end; on `delegation_finished`, notes the root's status then. */
+async function readStream(id: string): Promise<{ types: string[]; statusAtDelegationEnd?: string }> {
+  const res = await fetch(`${base}/invocations/${id}/events`);
+  const types: string[] = [];
+  let statusAtDelegationEnd: string | undefined;
+  let buffer = '';
+  const decoder = new TextDecoder();
+  for await (const chunk of res.body!) {
+    buffer += decoder.decode(chunk as Uint8Array, { stream: true });
+    for (let i = buffer.indexOf('\n\n'); i !== -1; i = buffer.indexOf('\n\n')) {
+      const type = /^event: (.+)$/m.exec(buffer.slice(0, i))?.[1];
+      buffer = buffer.slice(i + 2);
+      if (!type) continue;
+      types.push(type);
+      if (type === 'delegation_finished')
+        statusAtDelegationEnd ??= (await mesh.get(`/invocations/${id}`)).json.status;
+    }
+  }
+  return { types, ...(statusAtDelegationEnd ? { statusAtDelegationEnd } : {}) };
+}
+
+t.test('invocations with a delegation and a tool call run, stream and list on a cluster', async (t) => {
+  t.equal((await mesh.get('/readyz')).status, 200, 'ready: runner heartbeats are read across slots');
+  // Enough roots that at least two masters hold trees, and (four roots, three masters) one master
+  // holds two: trees of two slots on one node, which no single XREAD may read together.
+  const ids: string[] = [];
+  while (ids.length < 4 || new Set(ids.map(nodeOf)).size < 2) {
+    const res = await mesh.invoke('parent', { prompt: 'go' }, 'wait=0');
+    t.equal(res.status, 202);
+    ids.push(res.json.id);
+    if (ids.length > 20) break;
+  }
+  t.ok(new Set(ids.map(nodeOf)).size >= 2, 'the trees live on more than one master');
+  const streams = await Promise.all(ids.map(readStream));
+  for (const [i, s] of streams.entries()) {
+    t.ok(s.types.includes('delegation_started'), `stream ${i}: delegation started`);
+    t.ok(s.types.includes('tool_call'), `stream ${i}: the tool call`);
+    t.equal(s.types.at(-1), 'status', `stream ${i}: ends on the terminal status`);
+    t.not(
+      ['succeeded', 'failed', 'cancelled'].includes(s.statusAtDelegationEnd ?? 'succeeded'),
+      true,
+      `stream ${i}: the delegation's end arrived while the root still ran (read live, not at the end)`,
+    );
+  }
+  for (const id of ids) {
+    const view = (await mesh.get(`/invocations/${id}`)).json;
+    t.equal(view.status, 'succeeded');
+    t.equal(view.output, 'parent got 5 and child answer');
+    const child = view.calls.find((c: { kind: string }) => c.kind === 'subagent');
+    t.match(child, { name: 'child', status: 'succeeded', childId: /^inv_/ });
+    t.equal((await mesh.get(`/invocations/${child.childId}`)).json.output, 'child answer');
+  }
+  const listed = (await mesh.get('/invocations?agent=parent&limit=50')).json;
+  t.strictSame(
+    listed.items.map((i: { id: string }) => i.id).sort(),
+    [...ids].sort(),
+    'the recent list holds every root, read across slots',
+  );
+});
