@@ -6,10 +6,12 @@ import type { ChatMessage } from './chat-message.js';
  * The conversation a ReAct invocation starts with (upstream contract 23): the instructions verbatim
  * as the leading system message (literal text: `{prompt}` is not substituted), the output-schema
  * prompt right after it, then one user message. No message lists the sub-agents (contract 17).
+ * An invocation of a session (DESIGN §12) has the session's earlier exchanges before its user message.
  */
 export function initialMessages(
   agent: Pick<AgentPlan, 'instructions' | 'inputSchema' | 'outputSchema'>,
   input: unknown,
+  history: readonly Pick<ChatMessage, 'role' | 'content'>[] = [],
 ): ChatMessage[] {
   const messages: ChatMessage[] = [];
   if (agent.instructions !== undefined && agent.instructions !== '') {
@@ -19,12 +21,13 @@ export function initialMessages(
     const content = `The final response should be json format, and match the schema ${JSON.stringify(agent.outputSchema)}`;
     messages.push({ role: 'system', content });
   }
+  for (const m of history) messages.push({ role: m.role, content: m.content } as ChatMessage);
   messages.push({ role: 'user', content: userContent(agent.inputSchema, input) });
   return messages;
 }
 
 /** The prompt text when the schema is the prompt shape and the input just a prompt; else compact JSON. */
-function userContent(schema: JsonSchema | null, input: unknown): string {
+export function userContent(schema: JsonSchema | null, input: unknown): string {
   if (isPromptSchema(schema) && isPlainObject(input)) {
     const keys = Object.keys(input);
     if (keys.length === 1 && typeof input.prompt === 'string') return input.prompt;

@@ -20,7 +20,9 @@ export class InvocationTaskStore implements TaskStore {
 
   async load(taskId: string): Promise<Task | undefined> {
     const view = await this.invocations.viewFor(taskId, this.caller);
-    return view && view.agent === this.agent ? taskOf(view) : undefined;
+    if (!view || view.agent !== this.agent) return undefined;
+    // The task's context is its session when a message's contextId started it in one (DESIGN §14).
+    return taskOf(view, (await this.invocations.sessionOf(view.id)) ?? view.id);
   }
 
   async save(task: Task): Promise<void> {

@@ -8,6 +8,7 @@ import {
 } from '@a2a-js/sdk/server';
 import type { AgentPlan } from '@agentmesh/shared';
 import { inputOf } from './input-of.js';
+import { sessionOfContext } from './session-of-context.js';
 
 /**
  * The SDK's DefaultRequestHandler, checking a message's input against the agent's schema before
@@ -29,6 +30,7 @@ export class MeshRequestHandler extends DefaultRequestHandler {
     context: ServerCallContext,
   ): Promise<Message | Task> {
     inputOf(this.agent, params.message);
+    sessionOfContext(params.message?.contextId);
     return super.sendMessage(params, context);
   }
 
@@ -37,6 +39,7 @@ export class MeshRequestHandler extends DefaultRequestHandler {
     context: ServerCallContext,
   ): AsyncGenerator<StreamResponse, void, undefined> {
     inputOf(this.agent, params.message);
+    sessionOfContext(params.message?.contextId);
     yield* super.sendMessageStream(params, context);
   }
 }

@@ -1,0 +1,101 @@
+import type { LuaScript } from './lua-scripts.js';
+
+// The Lua steps of sessions (DESIGN §12). Each touches the four keys of one session, which share
+// the session's own hash tag: never an invocation's keys (those carry their tree's tag).
+
+// Slides the TTL of every key of the session (KEYS[1..4]) to ARGV[ttlIndex] seconds.
+const TOUCH = `
+local function touch(ttl)
+  for i = 1, 4 do redis.call('EXPIRE', KEYS[i], ttl) end
+end
+`;
+
+/**
+ * Binds a new invocation to a session, creating the session on first use. KEYS: meta,
+ * invocations, queue, messages. ARGV: sessionId, agent, owner ('' = none), anyOwner ('1' = the
+ * caller sees every session: auth is off), invocationId, multitask, now, ttl, maxInvocations,
+ * maxQueued. Returns {'not_found'} (another key's), {'conflict', agent}, {'busy', current}
+ * (reject), {'full', current}, {'start', ...messagesJson} (nothing runs: the invocation is now
+ * the session's current one), or {'queued' | 'interrupt', current} (it waits in the queue, at its
+ * end or, for interrupt, at its head). The same invocation id bound before answers as it did
+ * (a request that retried its create binds once).
+ */
+export const SESSION_CLAIM: LuaScript = {
+  numberOfKeys: 4,
+  lua: `${TOUCH}
+local current = ''
+if redis.call('EXISTS', KEYS[1]) == 1 then
+  local h = redis.call('HMGET', KEYS[1], 'owner', 'agent', 'current')
+  if ARGV[4] ~= '1' and (h[1] or '') ~= ARGV[3] then return {'not_found'} end
+  if h[2] ~= ARGV[2] then return {'conflict', h[2]} end
+  current = h[3] or ''
+else
+  redis.call('HSET', KEYS[1], 'v', '1', 'id', ARGV[1], 'agent', ARGV[2], 'owner', ARGV[3],
+    'createdAt', ARGV[7], 'updatedAt', ARGV[7], 'current', '')
+end
+local inv = ARGV[5]
+local result
+if current == inv then
+  result = {'start'}
+elseif redis.call('LPOS', KEYS[3], inv) then
+  result = {'queued', current}
+elseif current == '' then
+  redis.call('HSET', KEYS[1], 'current', inv, 'currentSince', ARGV[7])
+  redis.call('RPUSH', KEYS[2], inv)
+  result = {'start'}
+elseif ARGV[6] == 'reject' then
+  return {'busy', current}
+elseif redis.call('LLEN', KEYS[3]) >= tonumber(ARGV[10]) then
+  return {'full', current}
+else
+  if ARGV[6] == 'interrupt' then redis.call('LPUSH', KEYS[3], inv) else redis.call('RPUSH', KEYS[3], inv) end
+  redis.call('RPUSH', KEYS[2], inv)
+  result = {ARGV[6], current}
+end
+redis.call('LTRIM', KEYS[2], -tonumber(ARGV[9]), -1)
+redis.call('HSET', KEYS[1], 'updatedAt', ARGV[7])
+touch(tonumber(ARGV[8]))
+if result[1] == 'start' then
+  for _, m in ipairs(redis.call('LRANGE', KEYS[4], 0, -1)) do table.insert(result, m) end
+end
+return result`,
+};
+
+/**
+ * Hands a session on from its current invocation, once that one is terminal: appends its exchange
+ * (none for a failed or cancelled one), and makes the next queued invocation current. Idempotent:
+ * it does nothing unless `finishedId` is still current, so whoever notices may run it. KEYS: meta,
+ * invocations, queue, messages. ARGV: finishedId, now, ttl, maxMessages, forget ('1' = it never
+ * existed: drop it from the list), ...exchange messages as JSON. Returns the next invocation id
+ * ('' when none waits), or false when `finishedId` was not current (handed on already, or the
+ * session was deleted).
+ */
+export const SESSION_HAND_OFF: LuaScript = {
+  numberOfKeys: 4,
+  lua: `${TOUCH}
+if redis.call('HGET', KEYS[1], 'current') ~= ARGV[1] then return false end
+if #ARGV > 5 then
+  for i = 6, #ARGV do redis.call('RPUSH', KEYS[4], ARGV[i]) end
+  redis.call('LTRIM', KEYS[4], -tonumber(ARGV[4]), -1)
+end
+if ARGV[5] == '1' then redis.call('LREM', KEYS[2], 0, ARGV[1]) end
+local nxt = redis.call('LPOP', KEYS[3]) or ''
+redis.call('HSET', KEYS[1], 'current', nxt, 'currentSince', ARGV[2], 'updatedAt', ARGV[2])
+touch(tonumber(ARGV[3]))
+return nxt`,
+};
+
+/**
+ * Deletes a session: its binding, history and lists. KEYS: meta, invocations, queue, messages.
+ * ARGV: createdAt (only the session that was read goes; one created again since stays). Returns
+ * the ids that were still waiting in its queue (the caller cancels them), or false when the
+ * session is gone or another.
+ */
+export const SESSION_DELETE: LuaScript = {
+  numberOfKeys: 4,
+  lua: `
+if redis.call('HGET', KEYS[1], 'createdAt') ~= ARGV[1] then return false end
+local waiting = redis.call('LRANGE', KEYS[3], 0, -1)
+redis.call('DEL', KEYS[1], KEYS[2], KEYS[3], KEYS[4])
+return waiting`,
+};

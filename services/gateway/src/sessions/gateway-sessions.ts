@@ -1,0 +1,95 @@
+import {
+  type MeshPlan,
+  type Multitask,
+  type SessionClaim,
+  type SessionMessage,
+  type SessionMeta,
+  type SessionStarter,
+  type SessionStore,
+  settleSession,
+} from '@agentmesh/shared';
+import type { Caller } from '../auth/caller.js';
+
+/** What `GET /sessions/{id}` answers (DESIGN §12). */
+export interface SessionView {
+  id: string;
+  agent: string;
+  createdAt: string;
+  updatedAt: string;
+  invocations: string[];
+  messages: SessionMessage[];
+}
+
+/** The gateway's side of sessions: reading and deleting them for a caller, and settling them. */
+export class GatewaySessions {
+  private readonly starter: SessionStarter;
+
+  constructor(
+    readonly store: SessionStore,
+    plan: () => MeshPlan | undefined,
+    start: SessionStarter['start'],
+  ) {
+    this.starter = { agent: (name) => plan()?.agents[name], start };
+  }
+
+  /** Brings the session to a consistent state (see settleSession): idempotent, safe to repeat. */
+  settle(id: string): Promise<void> {
+    return settleSession(this.store, id, this.starter);
+  }
+
+  /**
+   * Binds a new invocation to session `id` (`?session`, see SessionStore.claim), settling the
+   * session first so that a hand-off a dead runner left undone does not hold the new one back.
+   */
+  async bind(
+    agent: string,
+    invocationId: string,
+    session: { id: string; multitask: Multitask },
+    owner: string | undefined,
+  ): Promise<SessionClaim> {
+    await this.settle(session.id);
+    return this.store.claim(session.id, { agent, owner, invocationId, multitask: session.multitask });
+  }
+
+  /** The session when `caller` may see it (the key that created it; any with auth off), else undefined. */
+  async metaFor(id: string, caller: Caller): Promise<SessionMeta | undefined> {
+    const meta = await this.store.meta(id);
+    return meta && caller.sees(meta.owner) ? meta : undefined;
+  }
+
+  /** The session's view for `caller`, settled first (a stale hand-off shows as done); undefined when unseen. */
+  async view(id: string, caller: Caller): Promise<SessionView | undefined> {
+    if (!(await this.metaFor(id, caller))) return undefined;
+    await this.settle(id);
+    const meta = await this.metaFor(id, caller);
+    if (!meta) return undefined;
+    const { invocations, messages } = await this.store.lists(id);
+    return {
+      id,
+      agent: meta.agent,
+      createdAt: new Date(meta.createdAt).toISOString(),
+      updatedAt: new Date(meta.updatedAt).toISOString(),
+      invocations,
+      messages,
+    };
+  }
+
+  /**
+   * Deletes the session for `caller`: binding and history go, the id is free again. Returns the
+   * invocations that were still waiting their turn (the caller cancels them: no turn comes now),
+   * or undefined when `caller` sees no such session.
+   */
+  async remove(id: string, caller: Caller): Promise<string[] | undefined> {
+    const meta = await this.metaFor(id, caller);
+    if (!meta) return undefined;
+    return this.store.delete(meta);
+  }
+}
+
+/** The hash fields binding a new invocation to its session: the id, and for one that starts now its history. */
+export function sessionFields(session: string | undefined, claim: SessionClaim | undefined): string[] {
+  if (!session || !claim) return [];
+  const fields = ['session', session];
+  if (claim.kind === 'start') fields.push('history', JSON.stringify(claim.history));
+  return fields;
+}
