@@ -58,7 +58,8 @@ function toolResults(messages: DemoMessage[]): ToolResult[] {
 
 function describe(r: ToolResult): string {
   // A failed call already reads as a sentence: "Tool x execute failed: ...", "Tool x does not exist."
-  if (/^(?:Tool|Sub-agent) \S+ (?:execute failed|does not exist)/.test(r.content)) return r.content;
+  if (/^(?:Tool|Sub-agent) \S+ (?:execute failed|does not exist|was not approved)/.test(r.content))
+    return r.content;
   const parsed = parseJson(r.content);
   if (r.name.startsWith('_subagent_')) {
     const who = r.name.slice('_subagent_'.length);

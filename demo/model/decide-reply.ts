@@ -20,6 +20,15 @@ export function decideReply(request: ChatRequest): DemoReply {
     if (tools.some((t) => t.name.startsWith('_subagent_'))) {
       return { type: 'tool_calls', calls: planDelegations(question, tools) };
     }
+    // The publisher's one tool needs a human's approval (DESIGN §13): the call waits for it.
+    if (tools.some((t) => t.name === 'publish_note')) {
+      const title =
+        question
+          .split(/[.!?\n]/)[0]!
+          .slice(0, 80)
+          .trim() || 'Note';
+      return { type: 'tool_calls', calls: [{ name: 'publish_note', args: { title, text: question } }] };
+    }
     if (tools.some((t) => t.name === 'search_docs')) {
       return { type: 'tool_calls', calls: [{ name: 'search_docs', args: { query: question, k: 3 } }] };
     }

@@ -62,3 +62,25 @@ export const searchDocs = defineTool<{ query: string; k?: number }, SearchHit[]>
   timeoutMs: 5000,
   run: ({ query, k }) => searchCorpus(query, k ?? 3),
 });
+
+/**
+ * Publishes a note to the team's notice board — simulated: it only says what it would post. Every
+ * call waits for a human's approval first (`needsApproval`, README "Approvals").
+ */
+export const publishNote = defineTool<{ title: string; text: string }, { published: true; title: string }>({
+  name: 'publish_note',
+  description:
+    "Publishes a short note to the team's notice board (simulated). A human approves every publication.",
+  input: {
+    type: 'object',
+    properties: {
+      title: { type: 'string', minLength: 1, maxLength: 200, description: 'The headline of the note.' },
+      text: { type: 'string', minLength: 1, maxLength: 4000, description: 'The body of the note.' },
+    },
+    required: ['title', 'text'],
+    additionalProperties: false,
+  },
+  needsApproval: true,
+  timeoutMs: 1000,
+  run: ({ title }) => ({ published: true, title }),
+});

@@ -1,6 +1,6 @@
-import type { Logger } from '@agentmesh/shared';
+import type { Logger, MeshRedis } from '@agentmesh/shared';
 import type { Queue } from 'bullmq';
-import type { Redis } from 'ioredis';
+import { wakeDecidedParks } from './steps/approvals/wake-decided-parks.js';
 
 /** How often the watchdog looks, and how long a parent must have been parked to be suspect. */
 export interface WatchdogOptions {
@@ -19,7 +19,12 @@ export interface WatchdogOptions {
  * and their results are in the parent's call records, not in BullMQ). Fencing makes a race with a
  * late BullMQ wake-up harmless: one activation wins, the other is fenced out.
  */
-export function startWatchdog(redis: Redis, queues: Queue[], opts: WatchdogOptions, log: Logger): () => void {
+export function startWatchdog(
+  redis: MeshRedis,
+  queues: Queue[],
+  opts: WatchdogOptions,
+  log: Logger,
+): () => void {
   let running = false;
   const sweep = async () => {
     if (running) return;
@@ -28,6 +33,7 @@ export function startWatchdog(redis: Redis, queues: Queue[], opts: WatchdogOptio
       const lock = await redis.set(opts.lockKey, '1', 'PX', opts.intervalMs, 'NX');
       if (lock !== 'OK') return;
       for (const queue of queues) {
+        await wakeDecidedParks(redis, queue, opts.invocationKey, log);
         for (const job of await queue.getWaitingChildren(0, 499)) {
           if (!job?.id || Date.now() - (job.processedOn ?? job.timestamp) < opts.minParkedMs) continue;
           const id = String(job.data?.invocationId ?? '');

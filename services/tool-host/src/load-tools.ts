@@ -88,6 +88,8 @@ function toLoadedTool(
   if (typeof def.name !== 'string' || !NAME.test(def.name)) fail(`tool name must match ${NAME.source}`);
   if (typeof def.description !== 'string') fail('description must be a string');
   if (typeof def.run !== 'function') fail('run must be a function');
+  if (def.needsApproval !== undefined && typeof def.needsApproval !== 'boolean')
+    fail('needsApproval must be a boolean');
   if (def.timeoutMs !== undefined && (!Number.isInteger(def.timeoutMs) || def.timeoutMs <= 0)) {
     fail('timeoutMs must be a positive integer');
   }
@@ -108,6 +110,7 @@ function toLoadedTool(
   };
   if (output) info.output = output;
   if (def.timeoutMs !== undefined) info.timeoutMs = def.timeoutMs;
+  if (def.needsApproval === true) info.needsApproval = true;
   return { info, run: def.run };
 }
 

@@ -75,8 +75,12 @@ export function decideNextStep(
   }
 }
 
-/** A call is done once it has an outcome; a cancelled call is a failed one for the model. */
-const isDone = (r: CallRecord | undefined) => r !== undefined && r.status !== 'started';
+/**
+ * A call is done once it has an outcome; a cancelled call is a failed one for the model, a rejected
+ * one (DESIGN §13) is told so. A call awaiting approval, or approved and not yet run, is not done.
+ */
+const isDone = (r: CallRecord | undefined) =>
+  r !== undefined && r.status !== 'started' && r.status !== 'awaiting_approval' && r.status !== 'approved';
 
 const maxIterations = (agent: AgentPlan): NextStep => ({
   type: 'fail',

@@ -25,6 +25,7 @@ export async function followInvocation(
   id: string,
   bus: ExecutionEventBus,
   signal: AbortSignal,
+  contextId = id,
 ): Promise<InvocationView | undefined> {
   let dirty = true;
   let wake: (() => void) | undefined;
@@ -40,7 +41,7 @@ export async function followInvocation(
       dirty = false;
       const view = await deps.reader.view(id);
       if (!view) return undefined;
-      const state = stateOf(view.status);
+      const state = stateOf(view.status, view.pendingApprovals.length > 0);
       if (state !== last) {
         last = state;
         const artifact = artifactOf(view);
@@ -48,7 +49,7 @@ export async function followInvocation(
           bus.publish(
             AgentEvent.artifactUpdate({
               taskId: id,
-              contextId: id,
+              contextId,
               artifact,
               append: false,
               lastChunk: true,
@@ -59,7 +60,7 @@ export async function followInvocation(
         bus.publish(
           AgentEvent.statusUpdate({
             taskId: id,
-            contextId: id,
+            contextId,
             status: {
               state,
               message:
@@ -67,7 +68,7 @@ export async function followInvocation(
                   ? undefined
                   : {
                       messageId: `${id}-status`,
-                      contextId: id,
+                      contextId,
                       taskId: id,
                       role: 2,
                       parts: [

@@ -10,8 +10,14 @@ const STATES: Record<string, TaskState> = {
   cancelled: TaskState.TASK_STATE_CANCELED,
 };
 
-/** The A2A task state of an invocation status (DESIGN §14). */
-export const stateOf = (status: string): TaskState => STATES[status] ?? TaskState.TASK_STATE_WORKING;
+/**
+ * The A2A task state of an invocation status (DESIGN §14); waiting on its own approvals (DESIGN §13)
+ * is `input-required`.
+ */
+export const stateOf = (status: string, awaitingApproval = false): TaskState =>
+  status === 'waiting' && awaitingApproval
+    ? TaskState.TASK_STATE_INPUT_REQUIRED
+    : (STATES[status] ?? TaskState.TASK_STATE_WORKING);
 
 const part = (content: Part['content']): Part => ({
   content,
@@ -42,14 +48,14 @@ export function artifactOf(view: InvocationView): Artifact | undefined {
 }
 
 /** An invocation as an A2A task: its id is the invocation id, a failure's reason in the status message. */
-export function taskOf(view: InvocationView, contextId = view.id): Task {
+export function taskOf(view: InvocationView, contextId: string = view.id): Task {
   const artifact = artifactOf(view);
   const reason = view.error ? `${view.error.code}: ${view.error.message}` : undefined;
   return {
     id: view.id,
     contextId,
     status: {
-      state: stateOf(view.status),
+      state: stateOf(view.status, view.pendingApprovals.length > 0),
       message:
         reason === undefined
           ? undefined

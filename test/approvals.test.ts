@@ -1,0 +1,336 @@
+// Approvals (DESIGN §13): a call of a callable that needs approval waits, holding no worker slot,
+// until its owner decides through POST /invocations/{id}/approvals/{callId}; run through the real
+// mesh (gateway → runners → tool-host) against the fake model.
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { ConfigError, keyLayout, parseConfig } from '@agentmesh/shared';
+import t, { type Test } from 'tap';
+import { type FakeScript, type SeenRequest, toolMessagesOf, turnOf } from './support/fake-model.js';
+import { startMesh, type TestMesh } from './support/mesh.js';
+import { waitUntil } from './support/wait-until.js';
+
+const coderFile = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'approvals-')), 'coder.mjs');
+fs.writeFileSync(
+  coderFile,
+  `export default {
+  async run(input, ctx) {
+    const d = await ctx.approval('deploy', { env: 'prod', hosts: [] });
+    const n = await ctx.step('after', () => 1);
+    return d.approved ? 'deployed ' + n : 'refused: ' + (d.reason ?? '-');
+  },
+};
+`,
+);
+
+const AGENTS = `
+  boss: {instructions: "@agent boss", tools: [charge, lookup]}
+  planner: {instructions: "@agent planner", subagents: [mid]}
+  mid: {instructions: "@agent mid", subagents: [leaf]}
+  leaf: {instructions: "@agent leaf", tools: [charge, lookup]}
+  guard: {instructions: "@agent guard", subagents: [deployer], approvals: [_subagent_deployer]}
+  deployer: {instructions: "@agent deployer"}
+  plain: {instructions: "@agent plain"}
+  coder: {module: '${coderFile}'}
+`;
+
+/** The final answer of a turn after tools: their tool messages, joined. */
+const answer = (r: SeenRequest) =>
+  toolMessagesOf(r)
+    .map((m) => m.content)
+    .join(' | ');
+
+const SCRIPT: FakeScript = (r) => {
+  const first = turnOf(r) === 0;
+  if (r.agent === 'boss' || r.agent === 'leaf') {
+    return first
+      ? {
+          calls: [
+            { name: 'charge', args: { amount: 5, items: [] } },
+            { name: 'lookup', args: { q: 'x' } },
+          ],
+        }
+      : { final: answer(r) };
+  }
+  if (r.agent === 'planner')
+    return first ? { calls: [{ name: '_subagent_mid', args: { prompt: 'p' } }] } : { final: answer(r) };
+  if (r.agent === 'mid')
+    return first ? { calls: [{ name: '_subagent_leaf', args: { prompt: 'l' } }] } : { final: answer(r) };
+  if (r.agent === 'guard')
+    return first ? { calls: [{ name: '_subagent_deployer', args: { prompt: 'd' } }] } : { final: answer(r) };
+  if (r.agent === 'deployer') return { final: 'deployed' };
+  return { final: 'plain answer' };
+};
+
+function tools(runs: { charge: number }) {
+  return [
+    {
+      name: 'charge',
+      description: 'Charges money.',
+      input: { type: 'object', properties: { amount: { type: 'number' } } },
+      needsApproval: true,
+      run: async (args: unknown) => {
+        runs.charge++;
+        return `charged ${(args as { amount: number }).amount}`;
+      },
+    },
+    {
+      name: 'lookup',
+      description: 'Looks up.',
+      input: { type: 'object', properties: { q: { type: 'string' } } },
+      run: async () => 'found',
+    },
+  ];
+}
+
+async function mesh(t: Test, opts: { concurrency?: number; apiKeys?: string } = {}) {
+  const runs = { charge: 0 };
+  const m = await startMesh(t, { tools: tools(runs), agentsYaml: AGENTS, script: SCRIPT, ...opts });
+  return { m, runs };
+}
+
+const decide = (m: TestMesh, id: string, callId: string, body: unknown) =>
+  m.request('POST', `/invocations/${id}/approvals/${callId}`, { payload: body });
+
+t.test('a call that needs approval waits; the others run; approving runs it once', async (t) => {
+  const { m, runs } = await mesh(t);
+  const agent = (await m.get('/agents/boss')).json;
+  t.same(agent.approvals, ['charge'], 'GET /agents shows the callables that need approval');
+  const started = await m.invoke('boss', { prompt: 'go' }, 'wait=0');
+  const id = started.json.id;
+  const waiting = await m.waitForStatus(id, 'waiting');
+  t.same(
+    waiting.calls.filter((c: any) => c.kind === 'tool').map((c: any) => [c.name, c.status]),
+    [
+      ['charge', 'awaiting_approval'],
+      ['lookup', 'succeeded'],
+    ],
+    "the turn's other call ran",
+  );
+  t.equal(waiting.pendingApprovals.length, 1);
+  t.match(waiting.pendingApprovals[0], {
+    callId: 't0-call0',
+    name: 'charge',
+    args: { amount: 5, items: [] },
+  });
+  t.ok(Date.parse(waiting.pendingApprovals[0].requestedAt) > 0);
+  t.equal(runs.charge, 0, 'the tool did not run');
+  const task = await m.request('POST', '/a2a/boss', {
+    payload: { jsonrpc: '2.0', id: 1, method: 'GetTask', params: { id } },
+    headers: { 'content-type': 'application/json', 'a2a-version': '1.0' },
+  });
+  t.match(task.json.result.status.state, /INPUT_REQUIRED|input-required/i, 'over A2A: input-required');
+
+  const list = (await m.get('/approvals')).json;
+  t.match(list.items, [
+    { invocationId: id, rootId: id, agent: 'boss', callId: 't0-call0', name: 'charge', args: { amount: 5 } },
+  ]);
+
+  t.match((await decide(m, id, 't9-call9', { approved: true })).json, {
+    error: { code: 'approval_not_found' },
+  });
+  t.equal((await decide(m, id, 't9-call9', { approved: true })).status, 404);
+  t.equal((await decide(m, id, 't0-call0', { approved: 'yes' })).status, 400, 'the body is validated');
+  const decidedAt = Date.now();
+  const ok = await decide(m, id, 't0-call0', { approved: true });
+  t.equal(ok.status, 200);
+  t.equal(ok.json.id, id);
+  t.same(ok.json.pendingApprovals, [], 'a decided approval is no longer pending');
+  t.equal((await decide(m, id, 't0-call0', { approved: true })).status, 200, 'the same decision again: 200');
+  const conflict = await decide(m, id, 't0-call0', { approved: false, reason: 'no' });
+  t.equal(conflict.status, 409);
+  t.equal(conflict.json.error.code, 'approval_conflict');
+  t.same((await m.get('/approvals')).json.items, [], 'a decided approval leaves the list at once');
+
+  const done = await m.waitForStatus(id, 'succeeded');
+  t.equal(done.output, 'charged 5 | found');
+  t.equal(runs.charge, 1, 'the approved tool ran once');
+  t.equal((await decide(m, id, 't0-call0', { approved: true })).status, 200, 'also after the end');
+  const resumed = m.model.of('boss').at(-1)!;
+  t.comment(`approval to resumed model call: ${resumed.arrivedAt - decidedAt} ms`);
+});
+
+t.test('a rejection reaches the model with its reason', async (t) => {
+  const { m, runs } = await mesh(t);
+  for (const [body, text] of [
+    [{ approved: false, reason: 'too expensive' }, 'Tool charge was not approved: too expensive'],
+    [{ approved: false }, 'Tool charge was not approved.'],
+  ] as const) {
+    const id = (await m.invoke('boss', { prompt: 'go' }, 'wait=0')).json.id;
+    await m.waitForStatus(id, 'waiting');
+    t.equal((await decide(m, id, 't0-call0', body)).status, 200);
+    const done = await m.waitForStatus(id, 'succeeded');
+    t.equal(done.output, `${text} | found`);
+    t.same(toolMessagesOf(m.model.of('boss').at(-1)!)[0], { id: 't0-call0', content: text });
+    t.equal(done.calls.find((c: any) => c.callId === 't0-call0').status, 'rejected');
+  }
+  t.equal(runs.charge, 0, 'a rejected tool never runs');
+});
+
+t.test('how long a decision takes to reach the model (printed, not asserted)', async (t) => {
+  const { m } = await mesh(t);
+  const gaps: number[] = [];
+  for (let i = 0; i < 5; i++) {
+    const id = (await m.invoke('boss', { prompt: `go ${i}` }, 'wait=0')).json.id;
+    await m.waitForStatus(id, 'waiting');
+    const decidedAt = Date.now();
+    await decide(m, id, 't0-call0', { approved: i % 2 === 0 });
+    await m.waitForStatus(id, 'succeeded');
+    gaps.push(m.model.of('boss').at(-1)!.arrivedAt - decidedAt);
+  }
+  gaps.sort((a, b) => a - b);
+  t.comment(`decision to resumed model call, ms: median ${gaps[2]} of [${gaps.join(', ')}]`);
+  t.equal(gaps.length, 5);
+});
+
+t.test('an approval asked by a grandchild shows in its view and in the root stream', async (t) => {
+  const { m, runs } = await mesh(t);
+  const id = (await m.invoke('planner', { prompt: 'go' }, 'wait=0')).json.id;
+  const leafId = await waitUntil(
+    async () => {
+      const midId = (await m.get(`/invocations/${id}`)).json.calls.find((c: any) => c.childId)?.childId;
+      const mid = midId && (await m.get(`/invocations/${midId}`)).json;
+      const leaf = mid?.calls.find((c: any) => c.childId)?.childId;
+      return leaf && (await m.get(`/invocations/${leaf}`)).json.status === 'waiting' ? leaf : undefined;
+    },
+    30_000,
+    () => 'the grandchild to wait',
+  );
+  const leaf = (await m.get(`/invocations/${leafId}`)).json;
+  t.match(leaf.pendingApprovals, [{ callId: 't0-call0', name: 'charge', args: { amount: 5 } }]);
+  t.match((await m.get('/approvals')).json.items, [{ invocationId: leafId, rootId: id, agent: 'leaf' }]);
+  t.equal((await decide(m, leafId, 't0-call0', { approved: true })).status, 200);
+  const done = await m.waitForStatus(id, 'succeeded');
+  t.equal(done.output, 'charged 5 | found');
+  t.equal(runs.charge, 1);
+  const res = await m.gateway.app.inject({ method: 'GET', url: `/invocations/${id}/events` });
+  const events = res.body
+    .split('\n\n')
+    .map((block) => block.split('\n').find((l) => l.startsWith('data: ')))
+    .filter((l): l is string => l !== undefined)
+    .map((l) => JSON.parse(l.slice(6)));
+  const asked = events.filter((e) => e.type === 'approval_requested');
+  t.equal(asked.length, 1, 'one approval_requested event in the root stream');
+  t.equal(asked[0].invocationId, leafId, 'naming the node that asks');
+  t.same(asked[0].data, { callId: 't0-call0', name: 'charge', args: { amount: 5, items: [] } });
+});
+
+t.test('a delegation in approvals: starts only once approved', async (t) => {
+  const { m } = await mesh(t);
+  const id = (await m.invoke('guard', { prompt: 'go' }, 'wait=0')).json.id;
+  const waiting = await m.waitForStatus(id, 'waiting');
+  t.match(waiting.pendingApprovals, [
+    { callId: 't0-call0', name: '_subagent_deployer', args: { prompt: 'd' } },
+  ]);
+  t.match(waiting.calls[1], { kind: 'subagent', name: 'deployer', status: 'awaiting_approval' });
+  t.notOk(waiting.calls[1].childId, 'no child before the approval');
+  t.equal(m.model.of('deployer').length, 0, 'the sub-agent did not run');
+  t.equal((await decide(m, id, 't0-call0', { approved: true })).status, 200);
+  const done = await m.waitForStatus(id, 'succeeded');
+  t.equal(done.output, 'deployed');
+  t.equal(m.model.of('deployer').length, 1);
+  t.ok(done.calls[1].childId);
+
+  const id2 = (await m.invoke('guard', { prompt: 'go' }, 'wait=0')).json.id;
+  await m.waitForStatus(id2, 'waiting');
+  await decide(m, id2, 't0-call0', { approved: false, reason: 'not today' });
+  const rejected = await m.waitForStatus(id2, 'succeeded');
+  t.equal(rejected.output, 'Sub-agent _subagent_deployer was not approved: not today');
+  t.equal(m.model.of('deployer').length, 1, 'a rejected delegation never starts');
+});
+
+t.test('the deadline and a DELETE end an invocation waiting on an approval', async (t) => {
+  const { m } = await mesh(t);
+  const late = (await m.invoke('boss', { prompt: 'go' }, 'wait=0&timeout=2')).json.id;
+  await m.waitForStatus(late, 'waiting');
+  const failed = await m.waitForStatus(late, 'failed', 30_000);
+  t.equal(failed.error.code, 'deadline_exceeded');
+  t.same(failed.pendingApprovals, []);
+  t.equal((await decide(m, late, 't0-call0', { approved: true })).status, 409, 'too late to decide');
+
+  const id = (await m.invoke('boss', { prompt: 'go' }, 'wait=0')).json.id;
+  await m.waitForStatus(id, 'waiting');
+  t.equal((await m.request('DELETE', `/invocations/${id}`)).status, 202);
+  const cancelled = await m.waitForStatus(id, 'cancelled', 10_000);
+  t.equal(cancelled.status, 'cancelled');
+  t.same((await m.get('/approvals')).json.items, [], 'ended ones are not listed');
+});
+
+t.test('a code agent asks with ctx.approval() and replays the decision', async (t) => {
+  const { m } = await mesh(t);
+  const id = (await m.invoke('coder', { prompt: 'go' }, 'wait=0')).json.id;
+  const waiting = await m.waitForStatus(id, 'waiting');
+  t.match(waiting.pendingApprovals, [{ name: 'deploy', args: { env: 'prod', hosts: [] } }]);
+  const callId = waiting.pendingApprovals[0].callId;
+  t.equal((await decide(m, id, callId, { approved: false, reason: 'freeze' })).status, 200);
+  const done = await m.waitForStatus(id, 'succeeded');
+  t.equal(done.output, 'refused: freeze');
+
+  const id2 = (await m.invoke('coder', { prompt: 'go' }, 'wait=0')).json.id;
+  await m.waitForStatus(id2, 'waiting');
+  await decide(m, id2, callId, { approved: true });
+  t.equal((await m.waitForStatus(id2, 'succeeded')).output, 'deployed 1');
+});
+
+t.test('only the key that started the tree sees and decides its approvals', async (t) => {
+  const alpha = { authorization: 'Bearer alpha-key-1' };
+  const beta = { authorization: 'Bearer beta-key-2' };
+  const { m, runs } = await mesh(t, { apiKeys: 'alpha-key-1, beta-key-2' });
+  const id = (await m.invoke('boss', { prompt: 'go' }, 'wait=0', alpha)).json.id;
+  await waitUntil(
+    async () => (await m.get(`/invocations/${id}`, alpha)).json.status === 'waiting',
+    30_000,
+    () => 'waiting',
+  );
+  const url = `/invocations/${id}/approvals/t0-call0`;
+  const denied = await m.request('POST', url, { payload: { approved: true }, headers: beta });
+  t.equal(denied.status, 404, 'another key: as if it did not exist');
+  t.equal(denied.json.error.code, 'approval_not_found');
+  t.same((await m.get('/approvals', beta)).json.items, [], "another key's list is empty");
+  t.equal((await m.get('/approvals', alpha)).json.items.length, 1);
+  t.equal((await m.request('POST', url, { payload: { approved: true } })).status, 401, 'no key: 401');
+  t.equal((await m.request('POST', url, { payload: { approved: true }, headers: alpha })).status, 200);
+  await waitUntil(
+    async () => (await m.get(`/invocations/${id}`, alpha)).json.status === 'succeeded',
+    30_000,
+    () => 'succeeded',
+  );
+  t.equal(runs.charge, 1);
+});
+
+t.test('approvals naming a callable the agent does not have is a config error', async (t) => {
+  const text = `models:\n  default: {provider: openai, baseUrl: 'http://x', apiKey: k, model: m}\nagents:\n  a: {instructions: i, tools: [t1], subagents: [b], approvals: [t1, _subagent_b, ghost, _subagent_a]}\n  b: {instructions: i}\n  c: {module: ./c.mjs, approvals: [x]}\n`;
+  const err = t.throws(() => parseConfig(text, '/cfg/mesh.yaml', {}, 'yaml')) as ConfigError;
+  t.ok(err instanceof ConfigError);
+  const problems = err.problems.map((p) => `${p.path}: ${p.message}`);
+  t.match(problems, [/^agents\.a\.approvals\[2\]: unknown callable "ghost"/]);
+  t.ok(problems.some((p) => p.startsWith('agents.a.approvals[3]: unknown callable "_subagent_a"')));
+  t.ok(problems.some((p) => p.startsWith('agents.c.approvals: only a ReAct agent takes approvals')));
+  t.ok(err.problems.every((p) => p.file === '/cfg/mesh.yaml'));
+});
+
+t.test('1,000 invocations waiting on approvals hold no runner slot', async (t) => {
+  const { m } = await mesh(t, { concurrency: 1 });
+  const n = 1000;
+  const statuses = new Set<number>();
+  for (let i = 0; i < n; i++) statuses.add((await m.invoke('boss', { prompt: `go ${i}` }, 'wait=0')).status);
+  t.same([...statuses], [202], 'all queued');
+  const index = keyLayout(m.prefix).approvalIndex(undefined);
+  await waitUntil(
+    async () => (await m.client.zcard(index)) === n,
+    300_000,
+    () => `${n} approvals pending`,
+  );
+  const plain = await m.invoke('plain', { prompt: 'hi' }, 'wait=30');
+  t.equal(plain.status, 200, 'a runner of concurrency 1 still serves new work');
+  t.equal(plain.json.output, 'plain answer');
+  const page = (await m.get('/approvals?limit=100')).json;
+  t.equal(page.items.length, 100);
+  t.ok(page.nextCursor, 'more pages');
+  const next = (await m.get(`/approvals?limit=100&cursor=${page.nextCursor}`)).json;
+  t.equal(next.items.length, 100);
+  t.notOk(
+    next.items.some((x: any) => page.items.some((y: any) => y.invocationId === x.invocationId)),
+    'pages do not overlap',
+  );
+});
