@@ -9,6 +9,8 @@ import type { Caller } from '../auth/caller.js';
 import type { InvocationService } from '../invocations/invocation-service.js';
 import { type FollowDeps, followInvocation } from './follow-invocation.js';
 import { inputOf } from './input-of.js';
+import { messageIdempotencyKey } from './message-idempotency-key.js';
+import { sessionOfContext } from './session-of-context.js';
 import { taskOf } from './task-of.js';
 
 /** One A2A request's view of the gateway, for its executor. */
@@ -25,7 +27,8 @@ export interface ExecutorDeps extends FollowDeps {
 /**
  * Runs an A2A message as an invocation of the agent (DESIGN §14): starts it as
  * `POST /agents/{name}/invoke` does, publishes it as a task whose id is the invocation id, then
- * follows it to its end. Cancelling a task cancels its invocation, as `DELETE` does.
+ * follows it to its end. Cancelling a task cancels its invocation, as `DELETE` does. The same
+ * caller repeating a messageId gets the task that message started (like an Idempotency-Key).
  */
 export class InvocationExecutor implements AgentExecutor {
   constructor(private readonly deps: ExecutorDeps) {}
@@ -33,14 +36,18 @@ export class InvocationExecutor implements AgentExecutor {
   execute = async (ctx: RequestContext, bus: ExecutionEventBus): Promise<void> => {
     const d = this.deps;
     const input = inputOf(d.agent, ctx.userMessage);
+    // A message's contextId is the session (DESIGN §14, §12): its turns queue up like `enqueue`.
+    const session = sessionOfContext(ctx.userMessage.contextId);
     const view = await d.invocations.start(d.agent, input, {
       timeoutMs: d.defaultTimeoutSeconds * 1000,
       waitMs: 0,
       owner: d.caller.owner,
       traceparent: d.traceparent,
+      idempotencyKey: messageIdempotencyKey(ctx.userMessage),
+      session: session === undefined ? undefined : { id: session, multitask: 'enqueue' },
     });
-    bus.publish(AgentEvent.task(taskOf(view)));
-    await followInvocation(d, view.id, bus, d.signal);
+    bus.publish(AgentEvent.task(taskOf(view, session)));
+    await followInvocation(d, view.id, bus, d.signal, session);
   };
 
   cancelTask = async (taskId: string): Promise<void> => {

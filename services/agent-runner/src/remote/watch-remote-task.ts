@@ -1,0 +1,56 @@
+import { type StreamResponse, type Task, TaskState } from '@a2a-js/sdk';
+import type { Client } from '@a2a-js/sdk/client';
+import { abortableSleep } from '../abortable-sleep.js';
+
+const SETTLED = new Set([
+  TaskState.TASK_STATE_COMPLETED,
+  TaskState.TASK_STATE_FAILED,
+  TaskState.TASK_STATE_CANCELED,
+  TaskState.TASK_STATE_REJECTED,
+]);
+
+/** True when a remote task reached a terminal state. */
+export const isSettled = (task: Task): boolean =>
+  SETTLED.has(task.status?.state ?? TaskState.TASK_STATE_UNSPECIFIED);
+
+/**
+ * Watches a remote task until it settles or `until` passes, then answers its latest state
+ * (GetTask, which carries the artifacts). It waits on SubscribeToTask, so an answer is seen as
+ * soon as it exists; a server that offers no subscription is polled with GetTask instead.
+ * Throws the signal's reason when `signal` aborts (cancellation, lock lost, drain).
+ */
+export async function watchRemoteTask(
+  client: Client,
+  taskId: string,
+  until: number,
+  signal: AbortSignal,
+): Promise<Task> {
+  const get = () => client.getTask({ tenant: '', id: taskId, historyLength: 0 }, { signal });
+  let pollMs = 250;
+  for (;;) {
+    const task = await get();
+    if (isSettled(task) || Date.now() >= until) return task;
+    const window = AbortSignal.any([signal, AbortSignal.timeout(until - Date.now())]);
+    try {
+      for await (const event of client.resubscribeTask({ tenant: '', id: taskId }, { signal: window })) {
+        if (settles(event)) break;
+      }
+    } catch {
+      if (signal.aborted) throw signal.reason;
+      if (!window.aborted) {
+        // No subscription here (or it broke): poll, backing off, within the window.
+        await abortableSleep(Math.min(pollMs, Math.max(0, until - Date.now())), signal);
+        pollMs = Math.min(pollMs * 2, 2000);
+      }
+    }
+    if (signal.aborted) throw signal.reason;
+  }
+}
+
+function settles(event: StreamResponse): boolean {
+  const p = event.payload;
+  if (p?.$case === 'task') return isSettled(p.value);
+  if (p?.$case === 'statusUpdate')
+    return SETTLED.has(p.value.status?.state ?? TaskState.TASK_STATE_UNSPECIFIED);
+  return p?.$case === 'message';
+}

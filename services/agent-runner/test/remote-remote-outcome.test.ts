@@ -1,0 +1,88 @@
+// The end of a remote task as its child invocation's end (DESIGN §14): the artifact's text, or the
+// data part matching a declared output schema; the remote's failure with its reason; every state
+// that is not terminal keeps the child waiting.
+import { type Part, type Task, TaskState } from '@a2a-js/sdk';
+import type { AgentPlan } from '@agentmesh/shared';
+import t from 'tap';
+import { messageOutcome, remoteOutcome } from '../src/remote/remote-outcome.js';
+
+const agent = (outputSchema: AgentPlan['outputSchema'] = null) =>
+  ({ name: 'helper', outputSchema }) as AgentPlan;
+const text = (value: string): Part => ({
+  content: { $case: 'text', value },
+  metadata: undefined,
+  filename: '',
+  mediaType: '',
+});
+const data = (value: unknown): Part => ({
+  content: { $case: 'data', value: value as never },
+  metadata: undefined,
+  filename: '',
+  mediaType: '',
+});
+const task = (state: TaskState, parts: Part[] = [], reason?: string): Task =>
+  ({
+    id: 'task-1',
+    contextId: 'c',
+    status: {
+      state,
+      message: reason === undefined ? undefined : { messageId: 'm', role: 2, parts: [text(reason)] },
+      timestamp: undefined,
+    },
+    artifacts: parts.length ? [{ artifactId: 'a', name: 'output', parts }] : [],
+    history: [],
+  }) as unknown as Task;
+
+const answer = { type: 'object', properties: { n: { type: 'integer' } }, required: ['n'] };
+
+t.test('a completed task is the text of its artifact', async (t) => {
+  t.strictSame(remoteOutcome(agent(), task(TaskState.TASK_STATE_COMPLETED, [text('four')])), {
+    kind: 'succeeded',
+    output: 'four',
+  });
+});
+
+t.test('with an output schema, the matching data part (or JSON text) is the structured output', async (t) => {
+  const parts = [text('{"n":4}'), data({ n: 4 })];
+  t.strictSame(remoteOutcome(agent(answer), task(TaskState.TASK_STATE_COMPLETED, parts)), {
+    kind: 'succeeded',
+    output: { n: 4 },
+  });
+  t.strictSame(remoteOutcome(agent(answer), task(TaskState.TASK_STATE_COMPLETED, [text('{"n":5}')])), {
+    kind: 'succeeded',
+    output: { n: 5 },
+  });
+  const wrong = remoteOutcome(agent(answer), task(TaskState.TASK_STATE_COMPLETED, [data({ n: 'four' })]));
+  t.equal(wrong.kind, 'failed');
+  t.equal(wrong.kind === 'failed' && wrong.error.code, 'invalid_output');
+});
+
+t.test("a failed, rejected or canceled task is a failed delegation with the remote's reason", async (t) => {
+  const failed = remoteOutcome(agent(), task(TaskState.TASK_STATE_FAILED, [], 'model_error: down'));
+  t.strictSame(failed, {
+    kind: 'failed',
+    error: { code: 'subagent_failed', message: "the remote agent's task failed: model_error: down" },
+  });
+  const rejected = remoteOutcome(agent(), task(TaskState.TASK_STATE_REJECTED));
+  t.match(rejected, {
+    kind: 'failed',
+    error: { code: 'subagent_failed', message: "the remote agent's task failed" },
+  });
+  const canceled = remoteOutcome(agent(), task(TaskState.TASK_STATE_CANCELED));
+  t.match(canceled, { kind: 'failed', error: { message: "the remote agent's task was canceled" } });
+});
+
+t.test('submitted, working, input-required and auth-required keep the child waiting', async (t) => {
+  for (const state of [
+    TaskState.TASK_STATE_SUBMITTED,
+    TaskState.TASK_STATE_WORKING,
+    TaskState.TASK_STATE_INPUT_REQUIRED,
+    TaskState.TASK_STATE_AUTH_REQUIRED,
+  ])
+    t.strictSame(remoteOutcome(agent(), task(state)), { kind: 'pending' }, TaskState[state]);
+});
+
+t.test('an agent answering with a message instead of a task answers with its text', async (t) => {
+  const message = { messageId: 'm', role: 2, parts: [text('hi'), text('there')] } as never;
+  t.strictSame(messageOutcome(agent(), message), { kind: 'succeeded', output: 'hi\nthere' });
+});
