@@ -137,6 +137,8 @@ t.test(
     t.strictSame(planner.parameters.map((p: { in: string; name: string }) => `${p.in}:${p.name}`).sort(), [
       'header:Idempotency-Key',
       'query:budget',
+      'query:multitask',
+      'query:session',
       'query:timeout',
       'query:wait',
     ]);

@@ -82,6 +82,7 @@ t.test('every documented path answers another method with 405 and the methods it
   const concrete = (p: string) =>
     p
       .replace('{id}', 'inv_00000000000000000000000000000000')
+      .replace('{callId}', 't0-c0')
       .replace('{name}', 'echo')
       .replace('{agent}', 'echo');
   for (const [p, ops] of Object.entries(doc.paths)) {

@@ -98,9 +98,11 @@ t.test('every operation has an operationId, a summary, security and described re
   const ops = operations(doc);
   t.strictSame(ops.map((o) => o.at).sort(), [
     'delete /invocations/{id}',
+    'delete /sessions/{id}',
     'get /a2a/{agent}/.well-known/agent-card.json',
     'get /agents',
     'get /agents/{name}',
+    'get /approvals',
     'get /docs',
     'get /docs/json',
     'get /docs/yaml',
@@ -110,11 +112,13 @@ t.test('every operation has an operationId, a summary, security and described re
     'get /invocations/{id}/events',
     'get /metrics',
     'get /readyz',
+    'get /sessions/{id}',
     'post /a2a/{agent}',
     'post /agents/echo/invoke',
     'post /agents/lead/invoke',
     'post /agents/quiz/invoke',
     'post /agents/slow/invoke',
+    'post /invocations/{id}/approvals/{callId}',
     'post /mcp',
   ]);
   const ids = ops.map((o) => o.op.operationId);
@@ -166,7 +170,7 @@ t.test('success bodies are typed and every error a route answers is declared', a
   );
   t.strictSame(
     statuses('/agents/quiz/invoke', 'post').sort(),
-    ['200', '202', '400', '413', '415', '422', '503', ...transport].sort(),
+    ['200', '202', '400', '404', '409', '413', '415', '422', '503', ...transport].sort(),
   );
 });
 

@@ -26,3 +26,21 @@ export const DEFAULT_MAX_MODEL_REPLY_BYTES = 4 * 1024 * 1024;
 
 /** The approximate length each invocation tree's event stream is trimmed to (`XADD MAXLEN ~`). */
 export const EVENT_STREAM_MAXLEN = 100_000;
+
+/** How long a session lives after its last use (MESH_SESSION_TTL_SECONDS, DESIGN §12): 30 days. */
+export const DEFAULT_SESSION_TTL_SECONDS = 30 * 24 * 3600;
+
+/** What a session id must match (DESIGN §12); it becomes part of the session's Redis keys. */
+export const SESSION_ID_PATTERN = '^[A-Za-z0-9_-]{1,128}$';
+
+/** Messages a session keeps (the newest; an even number: whole exchanges drop out). */
+export const SESSION_MAX_MESSAGES = 200;
+
+/** Characters of history one invocation of a session receives (the newest whole exchanges within it). */
+export const SESSION_MAX_HISTORY_CHARS = 1024 * 1024;
+
+/** Invocation ids a session lists (the newest). */
+export const SESSION_MAX_INVOCATIONS = 1000;
+
+/** Invocations that may wait for a session's running one; past it `enqueue` answers `session_busy`. */
+export const SESSION_MAX_QUEUED = 100;

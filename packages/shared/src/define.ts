@@ -1,3 +1,4 @@
+import type { SessionContext } from './store/session-message.js';
 import type { CodedError } from './wire/invocation-view.js';
 
 /** A minimal structured logger (pino-compatible subset). */
@@ -17,6 +18,8 @@ export interface ToolRunContext {
   idempotencyKey: string;
   signal: AbortSignal;
   log: Logger;
+  /** W3C traceparent of the tool-host's `execute_tool` span (the caller's, tracing off), to pass on. */
+  traceparent?: string;
 }
 
 /** A tool served by the tool-host. `input`/`output` are JSON Schemas or TypeBox types. */
@@ -28,6 +31,8 @@ export interface ToolDefinition<Args = unknown, Result = unknown> {
   /** Safe to run again after a crash left its outcome unknown (DESIGN §7). */
   idempotent?: boolean;
   timeoutMs?: number;
+  /** A human approves each call before it runs (DESIGN §13). */
+  needsApproval?: boolean;
   run(args: Args, ctx: ToolRunContext): Promise<Result> | Result;
 }
 
@@ -41,6 +46,12 @@ export function defineTool<Args = unknown, Result = unknown>(
 /** What `ctx.subagent()` returns: child failures come back as data, never as a throw. */
 export type SubagentResult<T = unknown> = { ok: true; output: T } | { ok: false; error: CodedError };
 
+/** What `ctx.approval()` returns: a human's decision on a pending approval (DESIGN §13). */
+export interface ApprovalDecision {
+  approved: boolean;
+  reason?: string;
+}
+
 /** Invocation-local memory of a code agent. */
 export interface AgentMemory {
   get<T = unknown>(key: string): Promise<T | undefined>;
@@ -52,9 +63,13 @@ export interface AgentMemory {
 export interface AgentContext {
   subagent<T = unknown>(name: string, input: unknown): Promise<SubagentResult<T>>;
   step<T>(name: string, fn: () => Promise<T> | T): Promise<T>;
+  /** Asks a human to approve `name` with `payload`; the invocation waits (no worker) until decided. */
+  approval(name: string, payload?: unknown): Promise<ApprovalDecision>;
   memory: AgentMemory;
   signal: AbortSignal;
   log: Logger;
+  /** The session a root invocation continues (`?session=`, DESIGN §12), read-only; absent otherwise. */
+  session?: SessionContext;
 }
 
 /** A code agent module's default export. */

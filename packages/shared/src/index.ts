@@ -1,4 +1,7 @@
 // The pure core of agentmesh: every service imports this package root, nothing deeper.
+export * from './approvals/approval-fields.js';
+export * from './approvals/approval-wire.js';
+export { rejectionText } from './approvals/rejection-text.js';
 export { checkExposure, type Exposure, isLoopback } from './auth/check-exposure.js';
 export { type ApiKey, parseApiKeys } from './auth/parse-api-keys.js';
 export * from './config/index.js';
@@ -35,8 +38,9 @@ export {
   type StepLimits,
 } from './react/decide-next-step.js';
 export { subagentFailureText, toolFailureText, unknownToolText } from './react/failure-text.js';
-export { initialMessages } from './react/initial-messages.js';
+export { initialMessages, userContent } from './react/initial-messages.js';
 export { jsonDepth } from './react/json-depth.js';
+export * from './redis/index.js';
 export { type ServiceEnv, serviceEnv } from './service-env.js';
 export { type Catalogue, readCatalogue, waitForCatalogue } from './store/catalogue.js';
 export { finishArgs, type Outcome } from './store/finish-args.js';
@@ -45,6 +49,11 @@ export * from './store/invocation-state.js';
 export * from './store/lua-scripts.js';
 export { type MeshScripts, meshScripts } from './store/mesh-scripts.js';
 export { readInvocation } from './store/read-invocation.js';
+export * from './store/session-message.js';
+export * from './store/session-scripts.js';
+export * from './store/session-settle.js';
+export * from './store/session-store.js';
+export * from './trace/index.js';
 export * from './wire/call-record.js';
 export * from './wire/invocation-view.js';
 export * from './wire/job-data.js';

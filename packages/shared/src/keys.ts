@@ -29,6 +29,12 @@ export interface KeyLayout {
   catalogue(): string;
   /** Channel: the catalogue changed. */
   catalogueChannel(): string;
+  /**
+   * Sorted set per API key (owner hash; `anyone` with auth off): its pending approvals across
+   * trees, member = `<invocationId> <callId>`, score = requestedAt (ms). Its own hash tag: a read
+   * verifies each entry against its tree (GET /approvals).
+   */
+  approvalIndex(owner: string | undefined): string;
   /** Sorted set per agent: live runners, score = heartbeat expiry (ms). */
   agentRunners(agent: string): string;
   /** Channel: a root invocation reached a terminal state (message = invocation id). */
@@ -45,6 +51,14 @@ export interface KeyLayout {
   watchdogLock(): string;
   /** Sorted set: in-flight calls per model entry, for `maxConcurrency`. */
   modelSlots(model: string): string;
+  /** Hash with TTL: a session's binding (agent, owner), times and running invocation (DESIGN §12). */
+  session(id: string): string;
+  /** List with TTL: a session's invocation ids, oldest first (bounded). */
+  sessionInvocations(id: string): string;
+  /** List with TTL: a session's messages as JSON `{role, content, invocationId}`, oldest first (bounded). */
+  sessionMessages(id: string): string;
+  /** List with TTL: a session's invocations waiting for the running one, next first (bounded). */
+  sessionQueue(id: string): string;
 }
 
 function sha256(text: string): string {
@@ -67,18 +81,26 @@ export function keyLayout(prefix = 'mesh'): KeyLayout {
     calls: (rootId, id) => `${tree(rootId)}:calls:${id}`,
     memory: (rootId, id) => `${tree(rootId)}:mem:${id}`,
     events: (rootId) => `${tree(rootId)}:events`,
-    recent: () => `${prefix}:recent`,
-    idempotency: (scope) => `${prefix}:idem:${scope}`,
-    catalogue: () => `${prefix}:catalogue`,
+    // Every key outside a tree carries its own hash tag (DESIGN §15), so on a cluster each lives in
+    // one slot and a step on it never crosses slots; channels need none (pub/sub reaches every node).
+    recent: () => `${prefix}:{recent}`,
+    idempotency: (scope) => `${prefix}:{idem:${scope}}`,
+    catalogue: () => `${prefix}:{catalogue}`,
     catalogueChannel: () => `${prefix}:catalogue-changed`,
-    agentRunners: (agent) => `${prefix}:runners:${agent}`,
+    agentRunners: (agent) => `${prefix}:{runners:${agent}}`,
+    approvalIndex: (owner) => `${prefix}:{approvals:${owner ?? 'anyone'}}:pending`,
     doneChannel: () => `${prefix}:done`,
     cancelChannel: () => `${prefix}:cancel`,
     mcpCancelChannel: () => `${prefix}:mcp-cancel`,
     // One hash tag per Idempotency-Key (its sha256: bounded, any bytes): record and lease share a slot.
     toolOutcome: (key) => `${prefix}:{tool:${sha256(key)}}:outcome`,
     toolLease: (key) => `${prefix}:{tool:${sha256(key)}}:lease`,
-    modelSlots: (model) => `${prefix}:model-slots:${model}`,
-    watchdogLock: () => `${prefix}:watchdog-lock`,
+    modelSlots: (model) => `${prefix}:{model-slots:${model}}`,
+    watchdogLock: () => `${prefix}:{watchdog-lock}`,
+    // One hash tag per session (its id matches SESSION_ID_PATTERN): its four keys change in one step.
+    session: (id) => `${prefix}:{session:${id}}:meta`,
+    sessionInvocations: (id) => `${prefix}:{session:${id}}:invocations`,
+    sessionMessages: (id) => `${prefix}:{session:${id}}:messages`,
+    sessionQueue: (id) => `${prefix}:{session:${id}}:queue`,
   };
 }

@@ -1,10 +1,18 @@
-import { DEFAULT_DRAIN_MS, DEFAULT_MAX_CALLS_PER_TURN, DEFAULT_MAX_MODEL_REPLY_BYTES } from './defaults.js';
+import {
+  DEFAULT_DRAIN_MS,
+  DEFAULT_MAX_CALLS_PER_TURN,
+  DEFAULT_MAX_MODEL_REPLY_BYTES,
+  DEFAULT_SESSION_TTL_SECONDS,
+} from './defaults.js';
 import { MeshError } from './errors/mesh-error.js';
+import { type ClusterNodeAddress, parseClusterNodes } from './redis/cluster-nodes.js';
 
 /** The settings every service reads from its environment (DESIGN §10), parsed and checked. */
 export interface ServiceEnv {
   configFile: string;
   redisUrl: string;
+  /** `REDIS_CLUSTER_NODES` (seed `host:port` list): a cluster, used instead of `REDIS_URL` when set. */
+  redisClusterNodes: ClusterNodeAddress[] | undefined;
   prefix: string;
   gatewayPort: number;
   toolHostPort: number;
@@ -44,6 +52,8 @@ export interface ServiceEnv {
   mcpWaitSeconds: number;
   /** The base URL clients reach the gateway at (MESH_PUBLIC_URL): A2A cards and the document's servers. */
   publicUrl: string | undefined;
+  /** How long a session lives after its last use (MESH_SESSION_TTL_SECONDS, DESIGN §12). */
+  sessionTtlSeconds: number;
 }
 
 /** Parses the environment; every bad value is reported at once with its variable name. */
@@ -60,9 +70,18 @@ export function serviceEnv(env: Record<string, string | undefined>): ServiceEnv 
     return n;
   };
   const str = (name: string): string | undefined => (env[name] === '' ? undefined : env[name]);
+  const clusterNodes = (name: string): ClusterNodeAddress[] | undefined => {
+    const raw = str(name);
+    if (raw === undefined) return undefined;
+    const parsed = parseClusterNodes(raw);
+    if ('nodes' in parsed) return parsed.nodes;
+    problems.push({ path: name, message: parsed.problem });
+    return undefined;
+  };
   const settings: ServiceEnv = {
     configFile: str('MESH_CONFIG') ?? './mesh.yaml',
     redisUrl: str('REDIS_URL') ?? 'redis://127.0.0.1:6379',
+    redisClusterNodes: clusterNodes('REDIS_CLUSTER_NODES'),
     prefix: str('MESH_PREFIX') ?? 'mesh',
     gatewayPort: int('GATEWAY_PORT', 3000, 0),
     toolHostPort: int('TOOL_HOST_PORT', 3002, 0),
@@ -94,6 +113,7 @@ export function serviceEnv(env: Record<string, string | undefined>): ServiceEnv 
     maxStreams: int('MESH_MAX_STREAMS', 1024, 1),
     mcpWaitSeconds: int('MESH_MCP_WAIT_SECONDS', 300, 1),
     publicUrl: str('MESH_PUBLIC_URL'),
+    sessionTtlSeconds: int('MESH_SESSION_TTL_SECONDS', DEFAULT_SESSION_TTL_SECONDS, 1),
   };
   if (settings.defaultTimeoutSeconds > settings.maxTimeoutSeconds) {
     problems.push({

@@ -6,11 +6,14 @@ import {
   prettyOptions,
   redactConfig,
   serviceEnv,
+  startTracing,
 } from '@agentmesh/shared';
 import { pino } from 'pino';
 import { buildRunner, type Runner } from './runner.js';
 
 const env = serviceEnv(process.env);
+// Off, and free, unless an OTEL_* exporter is configured (DESIGN §15).
+const tracing = await startTracing(process.env, 'agentmesh-runner');
 // JSON lines, or human-readable ones on a terminal (npm start says which through LOG_FORMAT).
 const options = loggerOptions('agent-runner', env.logLevel);
 const log =
@@ -27,6 +30,7 @@ const stop = async (signal: string) => {
   log.info({ signal }, 'draining: no new jobs; finishing the ones in hand');
   const built = await runner?.catch(() => undefined);
   await built?.close();
+  await tracing.shutdown(); // the last spans go out
   process.exit(0);
 };
 process.on('SIGTERM', () => void stop('SIGTERM'));
@@ -38,12 +42,14 @@ try {
     config,
     codeAgents: await loadCodeAgents(config),
     redisUrl: env.redisUrl,
+    redisClusterNodes: env.redisClusterNodes,
     prefix: env.prefix,
     toolHostUrl: env.toolHostUrl ?? config.toolHost,
     agents: env.runnerAgents,
     concurrency: env.runnerConcurrency,
     internalToken: env.internalToken,
     retentionSeconds: env.retentionSeconds,
+    sessionTtlSeconds: env.sessionTtlSeconds,
     limits: {
       maxDepth: env.maxDepth,
       maxDelegationsPerTurn: env.maxDelegationsPerTurn,
@@ -54,6 +60,7 @@ try {
     },
     lockDurationMs: env.lockDurationMs,
     metricsPort: env.runnerMetricsPort,
+    metricsHost: env.host,
     drainMs: env.drainMs,
     log,
   });

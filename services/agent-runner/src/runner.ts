@@ -1,7 +1,10 @@
 import os from 'node:os';
 import {
+  type ClusterNodeAddress,
   ConfigError,
+  connectRedis,
   DEFAULT_DRAIN_MS,
+  DEFAULT_SESSION_TTL_SECONDS,
   keyLayout,
   type LoadedCodeAgent,
   type Logger,
@@ -12,14 +15,15 @@ import {
   planFromCatalogue,
   queueName,
   rootOf,
+  SessionStore,
   type ToolInfo,
   waitForCatalogue,
 } from '@agentmesh/shared';
 import { Queue } from 'bullmq';
-import { Redis } from 'ioredis';
 import { Agent } from 'undici';
 import { type RunnerMetrics, runnerMetrics } from './metrics.js';
 import type { ChatModel } from './model/chat-model.js';
+import { RemoteAgents } from './remote/remote-agents.js';
 import { startAgentWorker } from './runner/agent-worker.js';
 import { buildModels } from './runner/build-models.js';
 import { CancelListener } from './runner/cancel-listener.js';
@@ -36,6 +40,8 @@ import { startWatchdog } from './watchdog.js';
 export interface RunnerOptions {
   config: MeshConfig;
   redisUrl: string;
+  /** A Redis Cluster's seed nodes (`REDIS_CLUSTER_NODES`): used instead of `redisUrl` when set. */
+  redisClusterNodes?: readonly ClusterNodeAddress[] | undefined;
   prefix: string;
   toolHostUrl: string;
   /** Agents hosted by this runner; undefined = all. */
@@ -43,9 +49,13 @@ export interface RunnerOptions {
   concurrency: number;
   internalToken?: string | undefined;
   retentionSeconds: number;
+  /** How long a session lives after its last use (MESH_SESSION_TTL_SECONDS). */
+  sessionTtlSeconds?: number;
   limits: RunnerLimitsOptions;
   lockDurationMs: number;
   metricsPort: number;
+  /** The address `/metrics` listens on (`HOST`; default loopback). */
+  metricsHost?: string | undefined;
   log: Logger;
   /** Code agents' modules (loadCodeAgents), by agent name. */
   codeAgents?: Record<string, LoadedCodeAgent>;
@@ -70,7 +80,8 @@ export interface Runner {
 /** Starts a runner: waits for the tool catalogue, builds the plan, then serves its agents' queues. */
 export async function buildRunner(opts: RunnerOptions): Promise<Runner> {
   const keys = keyLayout(opts.prefix);
-  const redis = new Redis(opts.redisUrl, { maxRetriesPerRequest: null });
+  const target = { url: opts.redisUrl, clusterNodes: opts.redisClusterNodes };
+  const redis = connectRedis(target, { maxRetriesPerRequest: null });
   redis.on('error', (e: Error) => opts.log.warn({ err: e.message }, 'redis connection error'));
   const id = `${os.hostname()}-${process.pid}-${Math.random().toString(36).slice(2, 8)}`;
   const catalogue = await waitForCatalogue(redis, keys, {
@@ -111,13 +122,16 @@ export async function buildRunner(opts: RunnerOptions): Promise<Runner> {
     tools: new ToolClient(opts.toolHostUrl, opts.internalToken, dispatcher),
     limits,
     retentionSeconds: opts.retentionSeconds,
+    remote: RemoteAgents.fromConfig(opts.config),
+    sessions: new SessionStore(redis, keys, opts.sessionTtlSeconds ?? DEFAULT_SESSION_TTL_SECONDS),
     metrics,
     log: opts.log,
   };
-  const cancels = new CancelListener(opts.redisUrl, opts.log);
+  const cancels = new CancelListener(target, opts.log);
   await cancels.start(keys);
+  await ctx.remote?.startWatching(target, keys, opts.log);
   const settings = {
-    redisUrl: opts.redisUrl,
+    redis: target,
     keys,
     concurrency: opts.concurrency,
     lockDurationMs: opts.lockDurationMs,
@@ -141,7 +155,10 @@ export async function buildRunner(opts: RunnerOptions): Promise<Runner> {
     },
     opts.log,
   );
-  const server = opts.metricsPort > 0 ? await serveMetrics(metrics.registry, opts.metricsPort) : undefined;
+  const server =
+    opts.metricsPort > 0
+      ? await serveMetrics(metrics.registry, opts.metricsPort, opts.metricsHost)
+      : undefined;
   opts.log.info({ runner: id, agents: hosted, concurrency: opts.concurrency }, 'runner ready');
   let closing: Promise<void> | undefined;
   return {
@@ -165,6 +182,7 @@ export async function buildRunner(opts: RunnerOptions): Promise<Runner> {
     await new Promise<void>((r) => (server ? server.close(() => r()) : r()));
     await dispatcher.close();
     cancels.close();
+    ctx.remote?.close();
     redis.disconnect();
   }
 }

@@ -1,18 +1,21 @@
 import {
+  type ClusterNodeAddress,
   type CodeAgentShape,
+  connectRedis,
+  DEFAULT_SESSION_TTL_SECONDS,
   ErrorBodySchema,
+  isRedisCluster,
   keyLayout,
   type MeshConfig,
   meshScripts,
   parseApiKeys,
   queueName,
   readCatalogue,
+  SessionStore,
 } from '@agentmesh/shared';
 import { Queue } from 'bullmq';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
-import { Redis } from 'ioredis';
 import { pino } from 'pino';
-import { collectDefaultMetrics, Registry } from 'prom-client';
 import { a2aRoutes } from './a2a/a2a-route.js';
 import { EventHub } from './events/event-hub.js';
 import { StreamSlots } from './events/stream-slots.js';
@@ -21,21 +24,27 @@ import { Waiters } from './invocations/waiters.js';
 import { mcpRoutes } from './mcp/mcp-route.js';
 import { MeshState } from './mesh-state.js';
 import { agentRoutes } from './routes/agents.js';
+import { approvalRoutes } from './routes/approvals.js';
 import { eventRoutes } from './routes/events.js';
 import { healthRoutes } from './routes/health.js';
 import { invocationRoutes } from './routes/invocations.js';
+import { sessionRoutes } from './routes/sessions.js';
 import { installAuth } from './setup/auth.js';
 import { registerDocs } from './setup/docs.js';
 import { installErrorHandler } from './setup/error-handler.js';
 import { clientErrorHandler, frameworkErrors, installFrameworkErrors } from './setup/framework-errors.js';
 import { installJsonBody } from './setup/json-body.js';
+import { installMetrics } from './setup/metrics.js';
 import { installValidator } from './setup/validator.js';
+import { installHttpSpans } from './tracing.js';
 
 /** What the gateway is built from (see DESIGN §10 for the env vars main reads). */
 export interface GatewayOptions {
   config: MeshConfig;
   codeAgents?: Record<string, CodeAgentShape>;
   redisUrl: string;
+  /** A Redis Cluster's seed nodes (`REDIS_CLUSTER_NODES`): used instead of `redisUrl` when set. */
+  redisClusterNodes?: readonly ClusterNodeAddress[] | undefined;
   prefix: string;
   defaultTimeoutSeconds: number;
   retentionSeconds: number;
@@ -59,6 +68,8 @@ export interface GatewayOptions {
   publicUrl?: string;
   /** How long `POST /mcp`'s tools/call waits for the agent (MESH_MCP_WAIT_SECONDS, default 300 s). */
   mcpWaitSeconds?: number;
+  /** How long a session lives after its last use (MESH_SESSION_TTL_SECONDS, default 30 days). */
+  sessionTtlSeconds?: number;
 }
 
 /** The gateway: a fastify app plus the connections it owns; `close()` ends both. */
@@ -74,14 +85,15 @@ export async function buildGateway(opts: GatewayOptions): Promise<Gateway> {
   // Checked before anything connects: a bad MESH_API_KEYS stops the gateway at start.
   const apiKeys = parseApiKeys(opts.apiKeys, Object.keys(opts.config.agents));
   const mesh = new MeshState(opts.config, opts.codeAgents ?? {});
-  const redis = new Redis(opts.redisUrl, {
+  const target = { url: opts.redisUrl, clusterNodes: opts.redisClusterNodes };
+  const redis = connectRedis(target, {
     maxRetriesPerRequest: 1,
     enableOfflineQueue: false,
     lazyConnect: true,
   });
-  const subscriber = new Redis(opts.redisUrl, { maxRetriesPerRequest: null, lazyConnect: true });
-  // Every event stream of this gateway shares this one blocking reader (DESIGN §16).
-  const streamReader = new Redis(opts.redisUrl, { maxRetriesPerRequest: null, lazyConnect: true });
+  const subscriber = connectRedis(target, { maxRetriesPerRequest: null, lazyConnect: true });
+  // Every event stream of this gateway shares this one reader (one per master on a cluster, DESIGN §16).
+  const streamReader = connectRedis(target, { maxRetriesPerRequest: null, lazyConnect: true });
   // ioredis reconnects by itself; an outage is logged here instead of as an unhandled event.
   const logger = opts.logger ?? pino({ enabled: false });
   for (const c of [redis, subscriber, streamReader])
@@ -104,6 +116,8 @@ export async function buildGateway(opts: GatewayOptions): Promise<Gateway> {
     queues,
     waiters,
     opts.retentionSeconds,
+    new SessionStore(redis, keys, opts.sessionTtlSeconds ?? DEFAULT_SESSION_TTL_SECONDS),
+    () => mesh.plan,
   );
 
   const refresh = async () => {
@@ -133,6 +147,7 @@ export async function buildGateway(opts: GatewayOptions): Promise<Gateway> {
     clientErrorHandler,
     frameworkErrors,
   });
+  installHttpSpans(app); // first, so every other hook runs inside the request's span
   installFrameworkErrors(app, { headersTimeoutMs, requestTimeoutMs });
   installJsonBody(app);
   // Only application/json bodies are accepted (DESIGN §3); fastify parses text/plain too by default.
@@ -147,10 +162,12 @@ export async function buildGateway(opts: GatewayOptions): Promise<Gateway> {
   });
   // `ready` lags a dropped socket by a moment under load: a command then fails "Stream isn't
   // writeable" while the status still says ready, and that is Redis being unreachable too.
-  installErrorHandler(app, () => redis.status === 'ready' && redis.stream?.writable !== false);
+  installErrorHandler(
+    app,
+    () => redis.status === 'ready' && (isRedisCluster(redis) || redis.stream?.writable !== false),
+  );
   installAuth(app, apiKeys);
-  const registry = new Registry();
-  collectDefaultMetrics({ register: registry });
+  const registry = installMetrics(app, queues);
   await registerDocs(app, { auth: apiKeys !== undefined, publicUrl: opts.publicUrl });
   await app.register(healthRoutes, { redis, keys, mesh, registry });
   await app.register(agentRoutes, {
@@ -160,6 +177,14 @@ export async function buildGateway(opts: GatewayOptions): Promise<Gateway> {
     maxTimeoutSeconds: opts.maxTimeoutSeconds ?? 86_400,
   });
   await app.register(invocationRoutes, { invocations, redis, keys });
+  await app.register(approvalRoutes, {
+    redis,
+    scripts: meshScripts(redis),
+    keys,
+    queues,
+    view: (id) => invocations.view(id),
+  });
+  await app.register(sessionRoutes, { sessions: invocations.sessions!, invocations });
   await app.register(mcpRoutes, {
     mesh,
     invocations,

@@ -7,11 +7,14 @@ import {
   prettyOptions,
   redactConfig,
   serviceEnv,
+  startTracing,
 } from '@agentmesh/shared';
 import { pino } from 'pino';
 import { buildGateway } from './app.js';
 
 const env = serviceEnv(process.env);
+// Off, and free, unless an OTEL_* exporter is configured (DESIGN §15).
+const tracing = await startTracing(process.env, 'agentmesh-gateway');
 // JSON lines, or human-readable ones on a terminal (npm start says which through LOG_FORMAT).
 const options = loggerOptions('gateway', env.logLevel);
 const log =
@@ -34,6 +37,7 @@ try {
     config,
     codeAgents: await loadCodeAgents(config),
     redisUrl: env.redisUrl,
+    redisClusterNodes: env.redisClusterNodes,
     prefix: env.prefix,
     defaultTimeoutSeconds: env.defaultTimeoutSeconds,
     retentionSeconds: env.retentionSeconds,
@@ -43,12 +47,14 @@ try {
     maxStreamsPerKey: env.maxStreamsPerKey,
     maxStreams: env.maxStreams,
     mcpWaitSeconds: env.mcpWaitSeconds,
+    sessionTtlSeconds: env.sessionTtlSeconds,
     ...(env.publicUrl ? { publicUrl: env.publicUrl } : {}),
   });
   await gateway.app.listen({ port: env.gatewayPort, host: env.host });
   log.info({ docs: `http://${env.host}:${env.gatewayPort}/docs` }, 'gateway ready');
   const stop = async () => {
     await gateway.close(); // fastify's close finishes open requests first
+    await tracing.shutdown(); // the last spans go out
     process.exit(0);
   };
   process.on('SIGTERM', () => void stop());

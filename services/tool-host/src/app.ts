@@ -6,6 +6,7 @@ import { CancelWatch } from './cancel/cancel-watch.js';
 import type { OutcomeStore } from './idempotency/outcome-store.js';
 import type { LoadedTool } from './load-tools.js';
 import type { McpConnection } from './mcp/mcp-connection.js';
+import { installToolMetrics } from './metrics.js';
 import { readinessRoutes } from './routes/readiness.js';
 import { toolRoutes } from './routes/tools.js';
 
@@ -36,7 +37,8 @@ export function buildToolHost(opts: ToolHostOptions): FastifyInstance {
   });
   const expected = opts.internalToken ? Buffer.from(`Bearer ${opts.internalToken}`) : undefined;
   app.addHook('onRequest', async (req) => {
-    if (!expected || req.url === '/healthz' || req.url === '/readyz') return;
+    // Health and metrics stay open, as on the gateway: probes and scrapers carry no token.
+    if (!expected || req.url === '/healthz' || req.url === '/readyz' || req.url === '/metrics') return;
     const given = Buffer.from(req.headers.authorization ?? '');
     if (given.length !== expected.length || !timingSafeEqual(given, expected)) {
       throw new MeshError('unauthorized', 'A valid internal token is required.');
@@ -87,6 +89,7 @@ export function buildToolHost(opts: ToolHostOptions): FastifyInstance {
     app.addHook('onReady', () => cancels.start());
     app.addHook('onClose', () => cancels.close());
   }
+  installToolMetrics(app, opts.tools);
   app.register(toolRoutes, { tools: opts.tools, outcomes: opts.outcomes, cancels });
   return app;
 }

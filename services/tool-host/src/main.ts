@@ -1,5 +1,6 @@
 import {
   checkExposure,
+  connectRedis,
   keyLayout,
   loadConfig,
   logFormat,
@@ -7,8 +8,8 @@ import {
   prettyOptions,
   redactConfig,
   serviceEnv,
+  startTracing,
 } from '@agentmesh/shared';
-import { Redis } from 'ioredis';
 import { pino } from 'pino';
 import { buildToolHost } from './app.js';
 import { OutcomeStore } from './idempotency/outcome-store.js';
@@ -25,6 +26,8 @@ const env = (() => {
     process.exit(1);
   }
 })();
+// Off, and free, unless an OTEL_* exporter is configured (DESIGN §15).
+const tracing = await startTracing(process.env, 'agentmesh-tool-host');
 // JSON lines, or human-readable ones on a terminal (npm start says which through LOG_FORMAT).
 const options = loggerOptions('tool-host', env.logLevel);
 const log =
@@ -50,7 +53,10 @@ try {
     log,
   );
   const tools = [...native, ...mcp.tools];
-  const redis = new Redis(env.redisUrl, { maxRetriesPerRequest: null });
+  const redis = connectRedis(
+    { url: env.redisUrl, clusterNodes: env.redisClusterNodes },
+    { maxRetriesPerRequest: null },
+  );
   redis.on('error', (e: Error) => log.warn({ err: e.message }, 'redis connection error'));
   const keys = keyLayout(env.prefix);
   // Outcomes outlive every invocation that could repeat the call: kept for the retention period.
@@ -74,6 +80,7 @@ try {
     // After the app: calls still running on MCP servers end before their servers are closed.
     await Promise.all(mcp.servers.map((s) => s.close()));
     redis.disconnect();
+    await tracing.shutdown(); // the last spans go out
     process.exit(0);
   };
   process.on('SIGTERM', () => void stop());

@@ -16,5 +16,6 @@ export type {
   McpToolsEntry,
   MeshConfig,
   ModelConfig,
+  RemoteAgentConfig,
   ToolsEntry,
 } from './types.js';

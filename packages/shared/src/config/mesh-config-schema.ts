@@ -5,6 +5,9 @@ const Name = Type.String({ pattern: NAME_PATTERN });
 
 const StringList = Type.Array(Name, { default: [] });
 
+// A callable name: a tool's (NAME_PATTERN) or `_subagent_` and an agent's.
+const CALLABLE_PATTERN = `^(_subagent_)?${NAME_PATTERN.replace(/^\^/, '')}`;
+
 // `input` / `output`: a mapping (in mesh.config.ts possibly a TypeBox type) or a JSON string, parsed later.
 const SchemaValue = Type.Union([Type.String(), Type.Record(Type.String(), Type.Unknown())], {
   description: 'a JSON Schema mapping or a JSON string',
@@ -49,9 +52,19 @@ const ToolsEntry = Type.Union([Type.String(), McpEntry], {
   description: 'a module path, {mcp: {command, args?, env?}} or {mcp: {url, headers?}}',
 });
 
+// A remote agent over A2A; normalizeRemoteAgent checks the URL and bounds the headers.
+const RemoteEntry = Type.Object(
+  {
+    a2a: Type.String({ description: 'the URL of the agent card' }),
+    headers: Type.Optional(Type.Record(Type.String(), Type.String())),
+  },
+  { additionalProperties: false },
+);
+
 const AgentEntry = Type.Object(
   {
     description: Type.Optional(Type.String()),
+    remote: Type.Optional(RemoteEntry),
     instructions: Type.Optional(Type.String()),
     model: Type.Optional(Type.String()),
     module: Type.Optional(Type.String()),
@@ -59,6 +72,8 @@ const AgentEntry = Type.Object(
     subagents: Type.Optional(StringList),
     maxIterations: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000 })),
     maxTokens: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000_000_000 })),
+    // Callables whose calls wait for a human (DESIGN §13): tool names or `_subagent_<name>`.
+    approvals: Type.Optional(Type.Array(Type.String({ pattern: CALLABLE_PATTERN }), { maxItems: 256 })),
     input: Type.Optional(SchemaValue),
     output: Type.Optional(SchemaValue),
   },

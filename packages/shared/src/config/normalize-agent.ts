@@ -4,6 +4,8 @@ import { type JsonSchema, SUBAGENT_PREFIX } from '../plan/types.js';
 import { namesOf } from './check-references.js';
 import { formatPath } from './config-path.js';
 import { isRecord } from './is-record.js';
+import { normalizeApprovals } from './normalize-approvals.js';
+import { normalizeRemoteAgent } from './normalize-remote-agent.js';
 import { resolveModulePath } from './resolve-module-path.js';
 import type { AgentConfig, ConfigProblem } from './types.js';
 
@@ -52,6 +54,14 @@ export function normalizeAgent(
       report(`tool names may not start with "${SUBAGENT_PREFIX}" (reserved for sub-agents)`, 'tools', i);
     }
   });
+  const react = raw.remote === undefined && typeof raw.module !== 'string';
+  const approvals = normalizeApprovals(name, raw, { tools, subagents, react }, ctx.file);
+  problems.push(...approvals.problems);
+  if (approvals.approvals) agent.approvals = approvals.approvals;
+  if (raw.remote !== undefined) {
+    problems.push(...normalizeRemoteAgent(name, raw, agent, ctx.file));
+    return { agent, problems };
+  }
   if (typeof raw.module === 'string') {
     agent.module = resolveModulePath(raw.module, ctx.dir);
     for (const key of REACT_ONLY) {

@@ -4,8 +4,9 @@ import type { MeshConfig, ToolsEntry } from './types.js';
 const HIDDEN = '***';
 
 /**
- * A copy of the config fit for logs: every non-empty `apiKey` and every MCP server `env` or `headers` value
- * becomes `***` (an empty key stays '' so that "no key configured" remains visible).
+ * A copy of the config fit for logs: every non-empty `apiKey`, every MCP server `env` or `headers`
+ * value and every remote agent's `headers` value becomes `***` (an empty key stays '' so that "no
+ * key configured" remains visible).
  */
 export function redactConfig(config: MeshConfig): MeshConfig {
   const models = Object.fromEntries(
@@ -24,7 +25,19 @@ export function redactConfig(config: MeshConfig): MeshConfig {
     }
     return entry;
   });
-  return deepFreeze({ ...config, models, tools });
+  // Rebuilt only when there is something to hide: otherwise the agents are shared as they are.
+  const remote = Object.values(config.agents).some((agent) => agent.remote?.headers);
+  const agents = !remote
+    ? config.agents
+    : Object.fromEntries(
+        Object.entries(config.agents).map(([name, agent]) => [
+          name,
+          agent.remote?.headers
+            ? { ...agent, remote: { ...agent.remote, headers: hidden(agent.remote.headers) } }
+            : agent,
+        ]),
+      );
+  return deepFreeze({ ...config, models, tools, agents });
 }
 
 function hidden(values: Record<string, string>): Record<string, string> {

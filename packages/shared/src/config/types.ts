@@ -28,9 +28,18 @@ export interface McpToolsEntry {
   timeoutMs?: number;
 }
 
-/** One agent entry (`agents.<name>`), ReAct (instructions + model) or code (`module:`). */
+/** A remote agent (`remote:`): reached over A2A through its agent card (DESIGN §14). */
+export interface RemoteAgentConfig {
+  /** The URL of its agent card. */
+  a2a: string;
+  /** Sent with every A2A request (card included), e.g. `authorization`. */
+  headers?: Record<string, string>;
+}
+
+/** One agent entry (`agents.<name>`), ReAct (instructions + model), code (`module:`) or remote (`remote:`). */
 export interface AgentConfig {
   description?: string;
+  remote?: RemoteAgentConfig;
   instructions?: string;
   model?: string;
   module?: string;
@@ -39,6 +48,8 @@ export interface AgentConfig {
   maxIterations?: number;
   /** The token budget of a tree this agent is the root of (DESIGN §13). */
   maxTokens?: number;
+  /** Callables whose calls wait for a human's approval (DESIGN §13): tools or `_subagent_<name>`. */
+  approvals?: string[];
   /** A JSON Schema mapping, a JSON string (parsed), or in mesh.config.ts a TypeBox type. */
   input?: unknown;
   output?: unknown;

@@ -72,7 +72,7 @@ export function buildPlan(config: MeshConfig, deps: PlanDeps): MeshPlan {
   // fromEntries, not assignment: `__proto__` is a legal agent name
   const entries = agents.map(([name, agent]) => [
     name,
-    planEntry(name, agent, schemas.get(name)!, callables.get(name)!),
+    planEntry(name, agent, schemas.get(name)!, callables.get(name)!, approvalsOf(agent, tools)),
   ]);
   return { agents: Object.fromEntries(entries) };
 }
@@ -82,10 +82,11 @@ function planEntry(
   agent: AgentConfig,
   schemas: { input: JsonSchema | null; output: JsonSchema | null },
   callables: Callable[],
+  approvals: string[],
 ): AgentPlan {
   const entry: Omit<AgentPlan, 'definitionHash'> = {
     name,
-    kind: isReact(agent) ? 'react' : 'code',
+    kind: agent.remote ? 'remote' : isReact(agent) ? 'react' : 'code',
     description: agent.description ?? '',
     ...(isReact(agent) && agent.instructions !== undefined ? { instructions: agent.instructions } : {}),
     ...(isReact(agent) && agent.model !== undefined ? { model: agent.model } : {}),
@@ -96,9 +97,18 @@ function planEntry(
     inputSchema: schemas.input,
     outputSchema: schemas.output,
     callables,
+    ...(approvals.length > 0 ? { approvals } : {}),
   };
   const budget = agent.maxTokens !== undefined ? { maxTokens: agent.maxTokens } : {};
   return { ...entry, ...budget, definitionHash: definitionHash(entry) };
+}
+
+/** The callables of a ReAct agent that wait for approval: its `approvals:` and its tools that say so. */
+function approvalsOf(agent: AgentConfig, tools: ReadonlyMap<string, ToolInfo>): string[] {
+  if (!isReact(agent) || agent.remote) return [];
+  const listed = new Set(agent.approvals ?? []);
+  for (const t of agent.tools) if (tools.get(t)?.needsApproval) listed.add(t);
+  return [...listed];
 }
 
 function isReact(agent: AgentConfig): boolean {

@@ -21,7 +21,7 @@ export type CallableJson = Static<typeof CallableJson>;
 export const AgentPlanJson = Type.Object(
   {
     name: Type.String({ minLength: 1 }),
-    kind: Type.Union([Type.Literal('react'), Type.Literal('code')]),
+    kind: Type.Union([Type.Literal('react'), Type.Literal('code'), Type.Literal('remote')]),
     description: Type.String(),
     instructions: Type.Optional(Type.String()),
     model: Type.Optional(Type.String()),

@@ -19,6 +19,8 @@ export interface ToolInfo {
   output?: JsonSchema;
   idempotent: boolean;
   timeoutMs?: number;
+  /** Each call waits for a human's approval (DESIGN §13); absent = false. */
+  needsApproval?: boolean;
   /** `native` for a TypeScript tool, `mcp` for one a mounted MCP server advertises. */
   source: 'native' | 'mcp';
 }
@@ -35,7 +37,8 @@ export interface CodeAgentShape {
 /** One agent of the resolved plan: everything a service needs to expose or run it. Serializable. */
 export interface AgentPlan {
   name: string;
-  kind: 'react' | 'code';
+  /** `remote`: an agent of another mesh, reached over A2A (its config entry says where). */
+  kind: 'react' | 'code' | 'remote';
   /** The routing description as declared ('' when absent): shown to parents' models only. */
   description: string;
   /** ReAct only: the agent's own system prompt. */
@@ -47,6 +50,8 @@ export interface AgentPlan {
   tools: string[];
   subagents: string[];
   maxIterations: number;
+  /** The callables whose calls wait for a human's approval (its `approvals:` and tools that need it); absent = none. */
+  approvals?: string[];
   /** The token budget of a tree this agent is the root of; not part of the definition hash. */
   maxTokens?: number;
   /** The effective input schema: explicit, derived, or (ReAct) the default prompt schema; null = no shape. */

@@ -17,8 +17,9 @@ export function buildConversation(
   input: unknown,
   records: ReadonlyMap<string, CallRecord>,
   turn: number,
+  history: readonly Pick<ChatMessage, 'role' | 'content'>[] = [],
 ): ChatMessage[] {
-  const messages = initialMessages(agent, input);
+  const messages = initialMessages(agent, input, history);
   for (let t = 0; t < turn; t++) {
     const reply = records.get(modelCallId(t))?.reply;
     if (!reply) break;
@@ -48,7 +49,8 @@ export function buildConversation(
 
 /** The tool message content of a finished call record. */
 export function toolMessage(record: CallRecord): string {
-  if (record.status === 'succeeded') return record.content ?? '';
+  // A rejected call's content is its rejection text (rejectionText), written with the decision.
+  if (record.status === 'succeeded' || record.status === 'rejected') return record.content ?? '';
   const reason = record.error?.message;
   if (record.kind === 'subagent') return subagentFailureText(record.name, reason);
   if (record.error?.code === 'tool_not_found') return unknownToolText(record.name);

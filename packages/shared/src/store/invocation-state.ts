@@ -1,7 +1,9 @@
+import { type ApprovalEntry, approvalsOf, pendingApprovals } from '../approvals/approval-fields.js';
 import { MeshError } from '../errors/mesh-error.js';
 import { compareCallIds } from '../ids.js';
 import type { CallRecord } from '../wire/call-record.js';
 import type { CodedError, InvocationStatus, InvocationView } from '../wire/invocation-view.js';
+import { decodeSessionHistory, type SessionMessage } from './session-message.js';
 
 /** An invocation's persisted state, decoded from its Redis hash. Times are epoch milliseconds. */
 export interface InvocationState {
@@ -38,6 +40,11 @@ export interface InvocationState {
   budget?: number;
   recoveries: number;
   cancelRequested: boolean;
+  /** Its calls' approvals, requested and decided (DESIGN §13). */
+  approvals: ApprovalEntry[];
+  /** The session a root invocation continues (DESIGN §12), and the history its model sees. */
+  session?: string;
+  history?: SessionMessage[];
 }
 
 /** The hash fields of a new invocation (status `queued`). */
@@ -107,6 +114,7 @@ export function decodeInvocation(h: Record<string, string>): InvocationState {
     subCompletionTokens: Number(h.subCompletionTokens ?? 0),
     recoveries: Number(h.recoveries ?? 0),
     cancelRequested: h.cancelRequested === '1',
+    approvals: approvalsOf(h),
   };
   if (h.output !== undefined) s.output = JSON.parse(h.output);
   if (h.error !== undefined) s.error = JSON.parse(h.error) as CodedError;
@@ -115,6 +123,9 @@ export function decodeInvocation(h: Record<string, string>): InvocationState {
   if (h.parentAgent) s.parentAgent = h.parentAgent;
   if (h.owner) s.owner = h.owner;
   if (h.traceparent) s.traceparent = h.traceparent;
+  if (h.session) s.session = h.session;
+  const history = decodeSessionHistory(h.history);
+  if (history) s.history = history;
   const budget = num(h.budget);
   if (budget !== undefined) s.budget = budget;
   const started = num(h.startedAt);
@@ -135,6 +146,8 @@ export function decodeCalls(h: Record<string, string>): CallRecord[] {
 }
 
 const iso = (ms: number) => new Date(ms).toISOString();
+
+const TERMINAL = new Set(['succeeded', 'failed', 'cancelled']);
 
 /** The public InvocationView of a state and its call records. */
 export function toInvocationView(s: InvocationState, calls: CallRecord[]): InvocationView {
@@ -165,6 +178,8 @@ export function toInvocationView(s: InvocationState, calls: CallRecord[]): Invoc
       if (r.runner) c.runner = r.runner;
       return c;
     }),
+    // A terminal invocation waits for nothing: its undecided approvals are moot.
+    pendingApprovals: TERMINAL.has(s.status) ? [] : pendingApprovals(s.approvals),
   };
   if (s.output !== undefined) view.output = s.output;
   if (s.error) view.error = s.error;

@@ -99,7 +99,8 @@ export const SUBMIT_CHILD: LuaScript = {
   lua: `
 if redis.call('HGET', KEYS[1], 'epoch') ~= ARGV[1] then return 0 end
 local existing = redis.call('HGET', KEYS[2], ARGV[2])
-if not existing then redis.call('HSET', KEYS[2], ARGV[2], ARGV[3]) end
+-- An approved delegation (DESIGN §13) is submitted now: its record becomes started.
+if not existing or string.find(existing, '"status":"approved"', 1, true) then redis.call('HSET', KEYS[2], ARGV[2], ARGV[3]) end
 if redis.call('EXISTS', KEYS[3]) == 1 then return 2 end
 redis.call('HSET', KEYS[3], unpack(ARGV, 5))
 if redis.call('HGET', KEYS[1], 'cancelRequested') == '1' then redis.call('HSET', KEYS[3], 'cancelRequested', '1') end
@@ -110,7 +111,8 @@ return 1`,
 /**
  * Sets `waiting` before an activation parks (or `running` again when it did not need to), under
  * its epoch, so the next activation can tell a park from a crash. KEYS: inv, events.
- * ARGV: epoch, status, nowIso. Returns 1, or 0 when fenced out.
+ * ARGV: epoch, status, nowIso, and optionally the id of the job that parks for an approval
+ * (`approvalJob`: whoever decides wakes that job). Returns 1, or 0 when fenced out.
  */
 export const PARK: LuaScript = {
   numberOfKeys: 2,
@@ -119,6 +121,27 @@ if redis.call('HGET', KEYS[1], 'epoch') ~= ARGV[1] then return 0 end
 if redis.call('HGET', KEYS[1], 'status') ~= ARGV[2] then
   redis.call('HSET', KEYS[1], 'status', ARGV[2])
   statusEvent(KEYS[1], KEYS[2], ARGV[2], ARGV[3])
+end
+if ARGV[4] then redis.call('HSET', KEYS[1], 'approvalJob', ARGV[4]) end
+return 1`,
+};
+
+/**
+ * Asks for a call's approval (DESIGN §13): records the call (`awaiting_approval`) unless it has a
+ * record, and its request in the invocation's hash with the `approval_requested` event, once
+ * (`approvalsPending` counts the undecided ones, so a sweep reads one field).
+ * KEYS: inv, calls, events. ARGV: epoch, callId, recordJSON, requestJSON, eventJSON.
+ * Returns 1, 0 when fenced out, or 2 when the invocation is flagged cancelled.
+ */
+export const REQUEST_APPROVAL: LuaScript = {
+  numberOfKeys: 3,
+  lua: `
+if redis.call('HGET', KEYS[1], 'epoch') ~= ARGV[1] then return 0 end
+if redis.call('HGET', KEYS[1], 'cancelRequested') == '1' then return 2 end
+if redis.call('HEXISTS', KEYS[2], ARGV[2]) == 0 then redis.call('HSET', KEYS[2], ARGV[2], ARGV[3]) end
+if redis.call('HSETNX', KEYS[1], 'approval:' .. ARGV[2], ARGV[4]) == 1 then
+  redis.call('HINCRBY', KEYS[1], 'approvalsPending', 1)
+  redis.call('XADD', KEYS[3], 'MAXLEN', '~', '${EVENT_STREAM_MAXLEN}', '*', 'e', ARGV[5])
 end
 return 1`,
 };

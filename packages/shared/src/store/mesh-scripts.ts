@@ -1,4 +1,4 @@
-import { CREATE_INVOCATION, LIST_RECENT, READ_INVOCATION } from './gateway-scripts.js';
+import { CREATE_INVOCATION, DECIDE_APPROVAL, LIST_RECENT, READ_INVOCATION } from './gateway-scripts.js';
 import {
   ACTIVATE,
   CANCEL_TREE,
@@ -8,6 +8,7 @@ import {
   type LuaScript,
   PARK,
   RECORD_CALL,
+  REQUEST_APPROVAL,
   SUBMIT_CHILD,
 } from './lua-scripts.js';
 
@@ -31,6 +32,8 @@ export interface MeshScripts {
   discardCalls: Caller;
   listRecent: Caller;
   readInvocation: Caller;
+  requestApproval: Caller;
+  decideApproval: Caller;
 }
 
 const SCRIPTS: Record<keyof MeshScripts, LuaScript> = {
@@ -45,6 +48,8 @@ const SCRIPTS: Record<keyof MeshScripts, LuaScript> = {
   discardCalls: DISCARD_CALLS,
   listRecent: LIST_RECENT,
   readInvocation: READ_INVOCATION,
+  requestApproval: REQUEST_APPROVAL,
+  decideApproval: DECIDE_APPROVAL,
 };
 
 /** Registers every Lua step on a connection (EVALSHA with EVAL fallback) and returns callers. */

@@ -34,8 +34,14 @@ export type CodedError = Static<typeof CodedError>;
 export const CallKind = Type.Union([Type.Literal('model'), Type.Literal('tool'), Type.Literal('subagent')]);
 export type CallKind = Static<typeof CallKind>;
 
-/** A durable call's record: `started`, then an outcome (a cancelled call is not a failure). */
+/**
+ * A durable call's record: `started`, then an outcome (a cancelled call is not a failure). A call
+ * that needs approval is `awaiting_approval` first, then `approved` (it runs next) or `rejected`.
+ */
 export const CallStatus = Type.Union([
+  Type.Literal('awaiting_approval'),
+  Type.Literal('approved'),
+  Type.Literal('rejected'),
   Type.Literal('started'),
   Type.Literal('succeeded'),
   Type.Literal('failed'),
@@ -55,6 +61,15 @@ export const CallView = Type.Object({
   runner: Type.Optional(Type.String()),
 });
 export type CallView = Static<typeof CallView>;
+
+/** A call waiting for a human's approval, as the InvocationView lists it (DESIGN §13). */
+export const PendingApproval = Type.Object({
+  callId: Type.String(),
+  name: Type.String({ description: "The callable (a tool, `_subagent_<name>`, or a code agent's name)." }),
+  args: Type.Unknown({ description: 'The arguments of the call (a code agent: its payload).' }),
+  requestedAt: Type.String({ format: 'date-time' }),
+});
+export type PendingApproval = Static<typeof PendingApproval>;
 
 /** What `GET /invocations/{id}` answers (DESIGN §3). */
 export const InvocationView = Type.Object(
@@ -85,6 +100,9 @@ export const InvocationView = Type.Object(
       { description: 'Its own usage plus that of every descendant that has finished (DESIGN §13).' },
     ),
     calls: Type.Array(CallView),
+    pendingApprovals: Type.Array(PendingApproval, {
+      description: 'The calls waiting for a decision (`POST /invocations/{id}/approvals/{callId}`).',
+    }),
   },
   {
     title: 'InvocationView',

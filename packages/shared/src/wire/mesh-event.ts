@@ -8,6 +8,7 @@ export const MeshEventType = Type.Union([
   Type.Literal('delegation_started'),
   Type.Literal('delegation_finished'),
   Type.Literal('output'),
+  Type.Literal('approval_requested'),
 ]);
 export type MeshEventType = Static<typeof MeshEventType>;
 
@@ -24,7 +25,7 @@ export const MeshEvent = Type.Object(
         'By type: `status` {status, error?} (every invocation ends with a terminal one); `model_call` ' +
         '{callId, turn, content, toolCalls}; `tool_call` {callId, name, status, error?}; ' +
         '`delegation_started` {callId, subagent, childId}; `delegation_finished` {callId, subagent, ' +
-        'childId, status}; `output` {status: succeeded, output}.',
+        'childId, status}; `output` {status: succeeded, output}; `approval_requested` {callId, name, args}.',
     }),
   },
   {

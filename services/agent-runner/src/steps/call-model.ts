@@ -105,8 +105,10 @@ function complete(
       `Agent ${agent.name} names model ${agent.model}, which this runner does not have.`,
     );
   }
-  const messages = buildConversation(agent, activation.state.input, activation.records, turn);
-  return model.complete({ messages, tools: agent.callables, signal, deadline: activation.state.deadline });
+  const { input, history } = activation.state;
+  const messages = buildConversation(agent, input, activation.records, turn, history);
+  const { deadline, traceparent } = activation.state;
+  return model.complete({ messages, tools: agent.callables, signal, deadline, traceparent });
 }
 
 /** What the log keeps of a failure: the message, its cause's, and the stack. */

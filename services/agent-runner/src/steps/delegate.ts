@@ -1,5 +1,6 @@
 import {
   type CallRecord,
+  callerTraceparent,
   childId,
   codedError,
   isTerminal,
@@ -35,7 +36,9 @@ export async function submitDelegations(
   const s = activation.state;
   const fresh: ChildSubmission[] = [];
   for (const c of calls) {
-    if (activation.records.has(c.callId)) continue;
+    // Submitted already, unless the record is an approval granted since (DESIGN §13).
+    const prev = activation.records.get(c.callId);
+    if (prev && prev.status !== 'approved') continue;
     const child = ctx.plan.agents[c.name]!;
     const record: CallRecord = {
       v: 1,
@@ -69,6 +72,8 @@ export async function submitDelegations(
       subagent: agentLabel(ctx.plan, f.agent),
       outcome: 'started',
     });
+  // Each child's invoke_agent span hangs under this activation's span (DESIGN §15).
+  const traceparent = callerTraceparent(s.traceparent);
   const byQueue = new Map<string, Delegation[]>();
   for (const c of calls) byQueue.set(c.name, [...(byQueue.get(c.name) ?? []), c]);
   await Promise.all(
@@ -82,7 +87,7 @@ export async function submitDelegations(
             invocationId: id,
             rootId: s.rootId,
             agent,
-            ...(s.traceparent ? { traceparent: s.traceparent } : {}),
+            ...(traceparent ? { traceparent } : {}),
           },
           opts: {
             jobId: id,

@@ -7,7 +7,9 @@ import {
   truncateResult,
 } from '@agentmesh/shared';
 import { agentLabel } from '../metrics.js';
+import { settleRunnerSession } from '../sessions/settle-runner-session.js';
 import type { Activation } from '../store/activation-store.js';
+import { recordInvocationEnd } from '../tracing.js';
 import type { RunnerContext } from './runner-context.js';
 
 /** Ends an invocation with its output; a delegation's parent gets the normalized content. */
@@ -38,7 +40,10 @@ export async function finishSucceeded(
     ctx.metrics.invocations.inc({ agent: agentLabel(ctx.plan, activation.state.agent), status: 'succeeded' });
     observeDelegation(ctx, activation, 'succeeded');
     logFinished(ctx, activation, 'succeeded');
+    recordInvocationEnd({ ...activation.state, status: 'succeeded' });
   }
+  // Also when another step finished it first: settling a session is idempotent (DESIGN §12).
+  await settleRunnerSession(ctx, activation.state);
 }
 
 /** Ends an invocation as failed (or cancelled) with a coded error. */
@@ -52,7 +57,9 @@ export async function finishFailed(
     ctx.metrics.invocations.inc({ agent: agentLabel(ctx.plan, activation.state.agent), status });
     observeDelegation(ctx, activation, status);
     logFinished(ctx, activation, status, error);
+    recordInvocationEnd({ ...activation.state, status, error });
   }
+  await settleRunnerSession(ctx, activation.state);
 }
 
 /** The one line an invocation's end gets at info: agent, id, status, time since it was created. */

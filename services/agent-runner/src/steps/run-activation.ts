@@ -10,7 +10,10 @@ import {
 import { type Job, UnrecoverableError } from 'bullmq';
 import { HandBackError } from '../job-errors.js';
 import { agentLabel } from '../metrics.js';
+import { cancelRemoteTask, runRemoteAgent } from '../remote/run-remote-agent.js';
+import { settleRunnerSession } from '../sessions/settle-runner-session.js';
 import { type Activation, FencedOutError } from '../store/activation-store.js';
+import { traceActivation } from '../tracing.js';
 import type { AgentRun } from './agent-run.js';
 import { runCodeAgent } from './code-agent/run-code-agent.js';
 import { finishFailed } from './finish-invocation.js';
@@ -32,8 +35,21 @@ export async function runActivation(
   const data = job.data;
   if (data?.v !== 1)
     throw new UnrecoverableError(`job ${job.id} carries data of unknown version ${String(data?.v)}`);
+  // Inside its `activation` span: every call and log line of it hangs there (DESIGN §15).
+  return traceActivation(data, ctx.runnerId, () => activate(ctx, job, data, token, signal));
+}
+
+async function activate(
+  ctx: RunnerContext,
+  job: Job<JobData>,
+  data: JobData,
+  token: string,
+  signal: AbortSignal,
+): Promise<void> {
   const activation = await ctx.store.activate(data.invocationId, data.rootId, ctx.runnerId);
-  if (!activation || activation.epoch === 0) return; // gone, or terminal already: nothing to do
+  if (!activation) return; // gone: nothing to do
+  // Terminal already: only its session may still need the hand-off (its runner died before it).
+  if (activation.epoch === 0) return settleRunnerSession(ctx, activation.state);
   const log = {
     agent: activation.state.agent,
     invocationId: activation.state.id,
@@ -46,12 +62,18 @@ export async function runActivation(
   }
   const agent = ctx.plan.agents[activation.state.agent];
   const refusal = refuse(ctx, agent, activation);
-  if (refusal) return finishFailed(ctx, activation, refusal.error, refusal.status);
+  if (refusal) {
+    // A remote child's task lives on another mesh: it ends with the child (DESIGN §14).
+    if (agent?.kind === 'remote' && ctx.remote)
+      await cancelRemoteTask({ ctx, agent, activation }, ctx.remote);
+    return finishFailed(ctx, activation, refusal.error, refusal.status);
+  }
   if (!agent) return;
   try {
     const code = ctx.codeAgents[agent.name];
     const run: AgentRun = { ctx, agent, activation, job, token, signal };
-    if (agent.kind === 'code' && code) await runCodeAgent(run, code);
+    if (agent.kind === 'remote' && ctx.remote) await runRemoteAgent(run, ctx.remote);
+    else if (agent.kind === 'code' && code) await runCodeAgent(run, code);
     else await runReactAgent(run);
   } catch (e) {
     if (isMeshError(e, 'cancelled'))

@@ -4,11 +4,13 @@ import {
   type LoadedCodeAgent,
   type Logger,
   type MeshPlan,
+  type SessionStore,
   type ToolInfo,
 } from '@agentmesh/shared';
 import type { Queue } from 'bullmq';
 import type { RunnerMetrics } from '../metrics.js';
 import type { ChatModel } from '../model/chat-model.js';
+import type { RemoteAgents } from '../remote/remote-agents.js';
 import type { ActivationStore } from '../store/activation-store.js';
 import type { ToolClient } from '../tools/tool-client.js';
 
@@ -57,8 +59,12 @@ export interface RunnerContext {
   /** The tool catalogue by tool name. */
   catalogue: () => Map<string, ToolInfo>;
   tools: ToolClient;
+  /** The config's remote agents (A2A clients, built on first use); absent when it has none. */
+  remote?: RemoteAgents;
   limits: RunnerLimits;
   retentionSeconds: number;
+  /** Sessions (DESIGN §12): runners hand a session on after its invocation ends. */
+  sessions: SessionStore;
   metrics: RunnerMetrics;
   log: Logger;
 }

@@ -11,12 +11,13 @@ import {
   type KeyLayout,
   MeshError,
   type MeshEventType,
+  type MeshRedis,
   type MeshScripts,
   type Outcome,
 } from '@agentmesh/shared';
-import type { Redis } from 'ioredis';
 import type { Activation, ChildSubmission, PendingRecord, ScriptPipeline } from './activation.js';
 import { FencedOutError } from './activation.js';
+import { ApprovalStore } from './approval-store.js';
 
 export { type Activation, type ChildSubmission, FencedOutError } from './activation.js';
 
@@ -30,8 +31,16 @@ const pairs = (flat: string[]): Record<string, string> => {
 
 /** Every state change one activation makes, each one Lua step fenced by the activation's epoch. */
 export class ActivationStore {
+  private approvalStore: ApprovalStore | undefined;
+
+  /** The writes of approvals (DESIGN §13). */
+  get approvals(): ApprovalStore {
+    this.approvalStore ??= new ApprovalStore(this.redis, this.scripts, this.keys, (a) => this.flush(a));
+    return this.approvalStore;
+  }
+
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: MeshRedis,
     private readonly scripts: MeshScripts,
     private readonly keys: KeyLayout,
     private readonly retentionSeconds: number,
@@ -253,7 +262,8 @@ export class ActivationStore {
       if (value === 0) throw new FencedOutError(s.id);
     }
     for (const c of children)
-      if (!activation.records.has(c.callId)) activation.records.set(c.callId, c.record);
+      if ((activation.records.get(c.callId)?.status ?? 'approved') === 'approved')
+        activation.records.set(c.callId, c.record);
   }
 
   /** Marks the invocation `waiting` before it releases its worker slot to wait on its children. */

@@ -3,11 +3,11 @@ import {
   type InvocationView,
   isInvocationId,
   type KeyLayout,
+  type MeshRedis,
   type MeshScripts,
   rootOf,
   toInvocationView,
 } from '@agentmesh/shared';
-import type { Redis } from 'ioredis';
 import type { Caller } from '../auth/caller.js';
 import { readInvocationSafely } from './read-invocation-safely.js';
 
@@ -17,7 +17,7 @@ import { readInvocationSafely } from './read-invocation-safely.js';
  */
 export class InvocationReader {
   constructor(
-    protected readonly redis: Redis,
+    protected readonly redis: MeshRedis,
     protected readonly scripts: MeshScripts,
     protected readonly keys: KeyLayout,
   ) {}

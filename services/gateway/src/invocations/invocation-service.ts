@@ -1,22 +1,29 @@
 import {
   type AgentPlan,
+  callerTraceparent,
   codedError,
   encodeEvent,
   encodeNewInvocation,
   finishArgs,
   type InvocationView,
+  isRedisCluster,
   isTerminal,
   JOB_RETRY,
   type JobData,
   type KeyLayout,
   MeshError,
+  type MeshPlan,
+  type MeshRedis,
   type MeshScripts,
+  type Multitask,
   newRootId,
   rootOf,
+  type SessionStore,
 } from '@agentmesh/shared';
 import type { Queue } from 'bullmq';
-import type { Redis } from 'ioredis';
+import { wakeParkedJob } from '../approvals/wake-parked-job.js';
 import { ANYONE, type Caller } from '../auth/caller.js';
+import { GatewaySessions, sessionFields } from '../sessions/gateway-sessions.js';
 import { IdempotencyStore } from './idempotency-store.js';
 import { InvocationReader } from './invocation-reader.js';
 import { readInvocationSafely } from './read-invocation-safely.js';
@@ -34,6 +41,8 @@ export interface StartOptions {
   idempotencyKey?: string | undefined;
   /** `?budget`: the tree's token budget; the agent's `maxTokens` applies too, the smaller wins. */
   budget?: number | undefined;
+  /** `?session` and `?multitask` (DESIGN §12): the conversation it continues, and how it waits its turn. */
+  session?: { id: string; multitask: Multitask } | undefined;
 }
 
 // A repeated Idempotency-Key waits this long for the first request to create the invocation; past
@@ -46,17 +55,23 @@ const RECENT_LIMIT = 100_000;
 /** Starts and cancels root invocations, and reads them back: the gateway's side of the state in Redis. */
 export class InvocationService extends InvocationReader {
   private readonly idempotency: IdempotencyStore;
+  /** Sessions (DESIGN §12); undefined when the service was built without a session store. */
+  readonly sessions: GatewaySessions | undefined;
 
   constructor(
-    redis: Redis,
+    redis: MeshRedis,
     scripts: MeshScripts,
     keys: KeyLayout,
     private readonly queues: Map<string, Queue>,
     private readonly waiters: Waiters,
     private readonly retentionSeconds: number,
+    sessionStore?: SessionStore,
+    plan: () => MeshPlan | undefined = () => undefined,
   ) {
     super(redis, scripts, keys);
     this.idempotency = new IdempotencyStore(redis, keys, retentionSeconds);
+    this.sessions =
+      sessionStore && new GatewaySessions(sessionStore, plan, (agent, id, tp) => this.enqueue(agent, id, tp));
   }
 
   /**
@@ -64,7 +79,9 @@ export class InvocationService extends InvocationReader {
    * Idempotency-Key already used by the same owner for the same agent, it answers the invocation
    * that key started (waiting `waitMs` for it too) and starts nothing.
    */
-  async start(agent: AgentPlan, input: unknown, opts: StartOptions): Promise<InvocationView> {
+  async start(agent: AgentPlan, input: unknown, options: StartOptions): Promise<InvocationView> {
+    // Started by the active span (the request's), its invoke_agent span hangs there (DESIGN §15).
+    const opts = { ...options, traceparent: callerTraceparent(options.traceparent) };
     const fresh = newRootId();
     const id = opts.idempotencyKey === undefined ? fresh : await this.claim(agent.name, input, fresh, opts);
     // Registered before the job exists, so a fast finish cannot slip past it.
@@ -105,8 +122,26 @@ export class InvocationService extends InvocationReader {
     await pipeline.exec();
     for (let i = 0; i < flat.length; i += 2) {
       if (flat[i + 1] === 'queued') await this.dropQueued(flat[i]!);
+      // Parked on an approval (DESIGN §13): woken now, it finishes `cancelled` at once.
+      if (flat[i + 1] === 'waiting') await wakeParkedJob(this.redis, this.keys, this.queues, flat[i]!);
     }
+    // A session's invocation cancelled before it ran hands its session on now (DESIGN §12).
+    await this.settleSessionOf(id);
     return { view: (await this.view(id))!, changed: true };
+  }
+
+  /**
+   * Settles the session of a root invocation, if it has one (DESIGN §12): one still `queued` may
+   * be owed its turn by a runner that died before handing the session on.
+   */
+  async settleSessionOf(id: string): Promise<void> {
+    const session = await this.sessionOf(id);
+    if (session) await this.sessions?.settle(session);
+  }
+
+  /** The session a root invocation continues, if any. */
+  async sessionOf(id: string): Promise<string | undefined> {
+    return (await this.redis.hget(this.keys.invocation(rootOf(id), id), 'session')) ?? undefined;
   }
 
   /** True when the view is in a terminal state. */
@@ -123,6 +158,7 @@ export class InvocationService extends InvocationReader {
    * in order, and the invocation's is sent first, so its job never exists before it does.
    */
   private async create(agent: AgentPlan, input: unknown, id: string, opts: StartOptions): Promise<void> {
+    const claim = opts.session && (await this.sessions!.bind(agent.name, id, opts.session, opts.owner));
     const now = Date.now();
     const creating = this.scripts.createInvocation(
       this.keys.invocation(id, id),
@@ -142,23 +178,33 @@ export class InvocationService extends InvocationReader {
         ...(opts.traceparent ? { traceparent: opts.traceparent } : {}),
         ...budgetOf(agent, opts),
       }),
+      ...sessionFields(opts.session?.id, claim),
     );
+    // On a cluster the invocation and its queue are on different nodes, served in no common order:
+    // the job is added only once the invocation exists (on one server, one connection keeps it).
+    if (isRedisCluster(this.redis)) await creating.catch(() => undefined);
     const [created, listed, queued] = await Promise.allSettled([
       creating,
       this.listRecent(id, now),
-      this.enqueue(agent.name, id, opts.traceparent),
+      // One waiting its session's turn gets its job when the running one has ended (settleSession).
+      claim && claim.kind !== 'start' ? undefined : this.enqueue(agent.name, id, opts.traceparent),
     ]);
     if (created.status === 'rejected') {
       // Nothing of ours may outlive a failed create: the job and the listing go too.
-      await this.takeBack(agent.name, id);
+      await this.takeBack(agent.name, id, opts);
       throw created.reason;
     }
     if (listed.status === 'rejected' || queued.status === 'rejected') {
-      if (created.value === 1) await this.takeBack(agent.name, id);
+      if (created.value === 1) await this.takeBack(agent.name, id, opts);
       throw new MeshError(
         'unavailable',
         'The invocation could not be queued, so nothing was started; retry later.',
       );
+    }
+    // `interrupt`: the running one is cancelled as DELETE would; its end starts this one.
+    if (claim?.kind === 'interrupt') {
+      await this.cancel(claim.current);
+      await this.sessions?.settle(opts.session!.id);
     }
   }
 
@@ -179,8 +225,16 @@ export class InvocationService extends InvocationReader {
     );
   }
 
-  /** Removes an invocation whose creation could not be completed: its job (if any), keys and listing. */
-  private async takeBack(agent: string, id: string): Promise<void> {
+  /**
+   * Removes an invocation whose creation could not be completed: its job (if any), keys and
+   * listing, and its place in its session (which then goes on to the next).
+   */
+  private async takeBack(agent: string, id: string, opts: StartOptions): Promise<void> {
+    if (opts.session && this.sessions) {
+      const sid = opts.session.id;
+      await this.sessions.store.handOff(sid, id, [], true).catch(() => undefined);
+      await this.sessions.settle(sid).catch(() => undefined);
+    }
     await this.queues
       .get(agent)
       ?.remove(id)
@@ -190,7 +244,7 @@ export class InvocationService extends InvocationReader {
   }
 
   /** Adds the invocation's job; BullMQ ignores a second add of the same job id. */
-  private async enqueue(agent: string, id: string, traceparent: string | undefined): Promise<void> {
+  async enqueue(agent: string, id: string, traceparent: string | undefined): Promise<void> {
     const data: JobData = { v: 1, invocationId: id, rootId: id, agent };
     if (traceparent) data.traceparent = traceparent;
     await this.queues.get(agent)!.add(agent, data, {
@@ -221,9 +275,11 @@ export class InvocationService extends InvocationReader {
       await this.create(agent, input, id, opts);
       return false;
     }
-    const status = await this.redis.hget(this.keys.invocation(id, id), 'status');
-    if (status === 'queued') await this.enqueue(agent.name, id, opts.traceparent);
-    return status !== null && isTerminal(status);
+    const [status, session] = await this.redis.hmget(this.keys.invocation(id, id), 'status', 'session');
+    // One of a session gets its job when its turn comes: settling the session gives it then.
+    if (status === 'queued' && session) await this.sessions?.settle(session);
+    else if (status === 'queued') await this.enqueue(agent.name, id, opts.traceparent);
+    return typeof status === 'string' && isTerminal(status);
   }
 
   /** True when the root invocation `id` exists, polling up to `graceMs` for it to appear. */
@@ -242,7 +298,10 @@ export class InvocationService extends InvocationReader {
     const queue = found && this.queues.get(found.state.agent);
     if (!found || !queue) return;
     const removed = await queue.remove(id).catch(() => 0);
-    if (removed !== 1) return; // a runner holds it: it sees the flag and finishes it
+    // A runner holds it: it sees the flag and finishes it. One of a session still waiting its
+    // turn has no job at all: nobody else would finish it.
+    const waiting = removed !== 1 && found.state.session && !(await queue.getJob(id));
+    if (removed !== 1 && !waiting) return;
     const error = codedError('cancelled');
     await this.scripts.finish(
       ...finishArgs(this.keys, found.state, undefined, { status: 'cancelled', error }, this.retentionSeconds),

@@ -1,7 +1,10 @@
 import { InvocationView, type JsonSchema } from '@agentmesh/shared';
 
 /** One line of `GET /invocations`: an InvocationView of a root without input, output and calls. */
-export type InvocationSummary = Omit<InvocationView, 'input' | 'output' | 'calls' | 'parentId'>;
+export type InvocationSummary = Omit<
+  InvocationView,
+  'input' | 'output' | 'calls' | 'parentId' | 'pendingApprovals'
+>;
 
 /** The hash fields a summary is decoded from (never `input` or `output`, which may be large). */
 export const SUMMARY_FIELDS = [
@@ -21,11 +24,18 @@ export const SUMMARY_FIELDS = [
   'completionTokens',
 ] as const;
 
-const DROPPED = new Set(['input', 'output', 'calls', 'parentId']);
+const DROPPED = new Set(['input', 'output', 'calls', 'parentId', 'pendingApprovals']);
 
 /** The summary of a view (built without calls). */
 export function toSummary(view: InvocationView): InvocationSummary {
-  const { input: _input, output: _output, calls: _calls, parentId: _parentId, ...summary } = view;
+  const {
+    input: _input,
+    output: _output,
+    calls: _calls,
+    parentId: _parentId,
+    pendingApprovals: _pending,
+    ...summary
+  } = view;
   return summary;
 }
 

@@ -9,6 +9,8 @@ export interface AgentDescription {
   tools: string[];
   subagents: string[];
   callables: AgentPlan['callables'];
+  /** The callables whose calls wait for a human's approval (DESIGN §13); absent when none. */
+  approvals?: string[];
 }
 
 /** An agent as its description shows it. */
@@ -21,6 +23,8 @@ export function describeAgent(a: AgentPlan): AgentDescription {
     tools: a.tools,
     subagents: a.subagents,
     callables: a.callables,
+    // Only when there are: the description's documented shape (DESIGN §3) stays as it was otherwise.
+    ...(a.approvals?.length ? { approvals: a.approvals } : {}),
   };
 }
 
@@ -47,6 +51,9 @@ export const AgentDescriptionSchema: JsonSchema = {
     output: schemaOrNull('The JSON Schema of its output; null when the output passes as it arrived.'),
     tools: names('Its tools, in declared order.'),
     subagents: names('The agents it may delegate to.'),
+    approvals: names(
+      "The callables whose calls wait for a human's approval (`approvals:` and tools with `needsApproval`); absent when none.",
+    ),
     callables: {
       type: 'array',
       description: 'The tool list its model receives: tools first, then `_subagent_<name>`.',

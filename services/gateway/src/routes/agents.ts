@@ -1,4 +1,10 @@
-import { InvocationView, type JsonSchema, MeshError } from '@agentmesh/shared';
+import {
+  InvocationView,
+  type JsonSchema,
+  MeshError,
+  type Multitask,
+  SESSION_ID_PATTERN,
+} from '@agentmesh/shared';
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import {
   IDEMPOTENCY_KEY_TEXT,
@@ -55,6 +61,19 @@ function invokeQuery(defaultTimeoutSeconds: number, maxTimeoutSeconds: number): 
         maximum: MAX_BUDGET_TOKENS,
         description:
           "The token budget (prompt + completion) of the whole invocation tree; with the agent's `maxTokens`, the smaller wins.",
+      },
+      session: {
+        type: 'string',
+        pattern: SESSION_ID_PATTERN,
+        description:
+          "Continue the conversation of this session (created on first use): the agent's model sees its earlier exchanges.",
+      },
+      multitask: {
+        type: 'string',
+        enum: ['enqueue', 'reject', 'interrupt'],
+        default: 'enqueue',
+        description:
+          'With `session`, while one of its invocations runs: run after it (`enqueue`), answer 409 `session_busy` (`reject`), or cancel it and run next (`interrupt`).',
       },
     },
     additionalProperties: false,
@@ -134,7 +153,13 @@ export const agentRoutes: FastifyPluginAsync<AgentRoutesOptions> = async (app, o
     if (!agent) throw unknownAgent(req, name);
     // Validated by the query schema: numbers within their bounds (§16: a deadline past
     // MESH_MAX_TIMEOUT_SECONDS is refused before anything is written).
-    const query = req.query as { wait?: number; timeout?: number; budget?: number };
+    const query = req.query as {
+      wait?: number;
+      timeout?: number;
+      budget?: number;
+      session?: string;
+      multitask?: Multitask;
+    };
     const wait = query.wait ?? 30;
     const timeout = query.timeout ?? opts.defaultTimeoutSeconds;
     const idempotencyKey = idempotencyKeyOf(req.headers);
@@ -153,6 +178,7 @@ export const agentRoutes: FastifyPluginAsync<AgentRoutesOptions> = async (app, o
       owner: req.meshCaller.owner,
       idempotencyKey,
       budget: query.budget,
+      session: query.session ? { id: query.session, multitask: query.multitask ?? 'enqueue' } : undefined,
     });
     if (InvocationService.finished(view)) return reply.status(200).send(view);
     return reply.status(202).header('location', `/invocations/${view.id}`).send(view);
@@ -184,6 +210,10 @@ export const agentRoutes: FastifyPluginAsync<AgentRoutesOptions> = async (app, o
               '`invalid_input` (the body, query or Idempotency-Key; `details[].path` names each problem) or `invalid_json`.',
             ),
             403: FORBIDDEN,
+            404: errorResponse('`session_not_found`: another API key created the session.'),
+            409: errorResponse(
+              '`session_conflict` (the session belongs to another agent) or `session_busy` (one of its invocations runs and `multitask=reject`).',
+            ),
             413: errorResponse('`payload_too_large`: the body is over the limit (1 MiB by default).'),
             415: errorResponse('`unsupported_media_type`: only application/json bodies are accepted.'),
             422: errorResponse(

@@ -1,6 +1,11 @@
-import { type InvocationStatus, type KeyLayout, MeshError, NAME_PATTERN } from '@agentmesh/shared';
+import {
+  type InvocationStatus,
+  type KeyLayout,
+  MeshError,
+  type MeshRedis,
+  NAME_PATTERN,
+} from '@agentmesh/shared';
 import type { FastifyPluginAsync } from 'fastify';
-import type { Redis } from 'ioredis';
 import type { InvocationService } from '../invocations/invocation-service.js';
 import { InvocationPageSchema } from '../invocations/invocation-summary.js';
 import { listInvocations } from '../invocations/list-invocations.js';
@@ -9,7 +14,7 @@ import { errorResponse, namedResponse, UNAVAILABLE } from './responses.js';
 /** Options of the invocation routes. */
 export interface InvocationRoutesOptions {
   invocations: InvocationService;
-  redis: Redis;
+  redis: MeshRedis;
   keys: KeyLayout;
 }
 
@@ -88,6 +93,8 @@ export const invocationRoutes: FastifyPluginAsync<InvocationRoutesOptions> = asy
     async (req) => {
       const view = await invocations.viewFor(req.params.id, req.meshCaller);
       if (!view) throw notFound(req.params.id);
+      // A session's invocation waiting its turn: a hand-off a dead runner left undone is done now.
+      if (view.status === 'queued' && !view.parentId) await invocations.settleSessionOf(view.id);
       return view;
     },
   );

@@ -1,9 +1,12 @@
 import {
   type AgentContext,
+  type ApprovalDecision,
   type CallRecord,
   type CodedError,
   codedError,
+  type InvocationState,
   messageOf,
+  type SessionContext,
   type SubagentResult,
   toolCallId,
 } from '@agentmesh/shared';
@@ -17,18 +20,31 @@ export function agentContext(
   replay: {
     subagent(name: string, input: unknown): Promise<SubagentResult>;
     step<T>(name: string, fn: () => Promise<T> | T): Promise<T>;
+    approval(name: string, payload: unknown): Promise<ApprovalDecision>;
     memory: AgentContext['memory'];
   },
   signal: AbortSignal,
   log: AgentContext['log'],
+  invocation?: Pick<InvocationState, 'session' | 'history'>,
 ): AgentContext {
   return {
+    ...sessionContext(invocation),
     subagent: <T>(name: string, input: unknown) => replay.subagent(name, input) as Promise<SubagentResult<T>>,
     step: (name, fn) => replay.step(name, fn),
+    approval: (name, payload) => replay.approval(name, payload),
     memory: replay.memory,
     signal,
     log,
   };
+}
+
+/** `ctx.session` of a root invocation of a session (DESIGN §12): frozen, messages included. */
+function sessionContext(invocation?: Pick<InvocationState, 'session' | 'history'>): {
+  session?: SessionContext;
+} {
+  if (!invocation?.session) return {};
+  const messages = Object.freeze((invocation.history ?? []).map((m) => Object.freeze({ ...m })));
+  return { session: Object.freeze({ id: invocation.session, messages }) };
 }
 
 /** A durable call of a code agent: the n-th call of its run, whatever kind. */

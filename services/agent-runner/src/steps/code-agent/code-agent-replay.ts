@@ -1,5 +1,6 @@
 import {
   type AgentPlan,
+  type ApprovalDecision,
   type CallRecord,
   type CodedError,
   codedError,
@@ -48,6 +49,9 @@ export class CodeAgentReplay {
   private seq = 0;
   private busy = 0;
   private pending = 0;
+  /** Of `pending`: the children submitted, and the approvals asked for (DESIGN §13). */
+  children = 0;
+  approvals = 0;
   private settled = false;
   private settle: (o: ReplayOutcome) => void = () => undefined;
   private readonly batch: CallBatch;
@@ -85,7 +89,7 @@ export class CodeAgentReplay {
       const remaining = Math.max(0, this.activation.state.deadline - Date.now());
       this.timer = setTimeout(() => this.pastDeadline(), Math.min(remaining, MAX_TIMER_MS));
       const signal = AbortSignal.any([this.signal, this.expiry.signal]);
-      const context = agentContext(this, signal, this.ctx.log);
+      const context = agentContext(this, signal, this.ctx.log, this.activation.state);
       Promise.resolve()
         .then(() => def.run(this.activation.state.input, context))
         .then(
@@ -141,6 +145,7 @@ export class CodeAgentReplay {
       });
     }
     this.pending++;
+    this.children++;
     this.checkBlocked();
     return never(); // answered by a later replay, once the child is done
   }
@@ -208,6 +213,44 @@ export class CodeAgentReplay {
       this.batch.reset();
       return value as T;
     });
+  }
+
+  /**
+   * `ctx.approval(name, payload)` (DESIGN §13): asks a human once (recorded like any durable call,
+   * `approval:<name>`), and the run blocks until a decision; a replay answers it from the record.
+   */
+  async approval(name: string, payload: unknown): Promise<ApprovalDecision> {
+    const callId = codeCallId(this.seq++);
+    this.batch.admit('step');
+    if (this.settled) return never();
+    const label = `approval:${name}`;
+    const record = await this.system(() => this.recorded(callId, 'tool', label));
+    if (record?.status === 'approved' || record?.status === 'rejected') {
+      const decision = this.activation.state.approvals.find((a) => a.request.callId === callId)?.decision;
+      const approved = record.status === 'approved';
+      const reason = approved ? undefined : decision?.reason;
+      return this.deliver(reason === undefined ? { approved } : { approved, reason });
+    }
+    if (!record) {
+      if (this.overdue()) return never();
+      const args = normalizeResult(payload ?? null);
+      await this.system(async () => {
+        const writes = this.memory.take();
+        if (writes.length > 0) await this.ctx.store.commitMemory(this.activation, writes);
+        await this.ctx.store.approvals.request(this.activation, {
+          callId,
+          kind: 'code',
+          recordName: label,
+          name,
+          args,
+          runner: this.ctx.runnerId,
+        });
+      });
+    }
+    this.pending++;
+    this.approvals++;
+    this.checkBlocked();
+    return never(); // answered by a later replay, once decided
   }
 
   /** The record at `callId` if it is the same call; a different one means the code is not deterministic. */

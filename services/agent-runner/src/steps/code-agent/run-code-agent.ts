@@ -10,6 +10,7 @@ import {
 } from '@agentmesh/shared';
 import type { Activation } from '../../store/activation-store.js';
 import type { AgentRun } from '../agent-run.js';
+import { parkOnApproval } from '../approvals/park-on-approval.js';
 import { parkOnChildren } from '../delegate.js';
 import { finishFailed, finishSucceeded } from '../finish-invocation.js';
 import type { RunnerContext } from '../runner-context.js';
@@ -37,8 +38,10 @@ export async function runCodeAgent(run: AgentRun, def: LoadedCodeAgent): Promise
       if (isMeshError(e, 'cancelled')) throw e;
       return finishFailed(ctx, activation, codedError('agent_failed', (e as Error)?.message ?? String(e)));
     }
-    // Blocked on children: park, unless they all finished meanwhile (then replay at once).
-    await parkOnChildren(ctx, activation, job, token);
+    // Blocked on children: park, unless they all finished meanwhile (then replay at once); then
+    // on approvals (DESIGN §13) until decided.
+    if (replay.children > 0 || replay.approvals === 0) await parkOnChildren(ctx, activation, job, token);
+    if (replay.approvals > 0) await parkOnApproval(ctx, activation, job, token);
   }
 }
 

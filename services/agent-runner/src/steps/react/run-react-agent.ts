@@ -1,5 +1,7 @@
 import { codedError, decideNextStep, type PlannedCall } from '@agentmesh/shared';
 import type { AgentRun } from '../agent-run.js';
+import { gateCalls } from '../approvals/gate-calls.js';
+import { parkOnApproval } from '../approvals/park-on-approval.js';
 import { callModel } from '../call-model.js';
 import { parkOnChildren, submitDelegations } from '../delegate.js';
 import { finishFailed, finishSucceeded } from '../finish-invocation.js';
@@ -31,7 +33,13 @@ export async function runReactAgent(run: AgentRun): Promise<void> {
       if (error) return finishFailed(ctx, activation, error);
       continue;
     }
-    const runnable = step.calls.filter((c): c is Runnable => 'args' in c);
+    // Calls that need approval wait for it; the turn's other calls run (DESIGN §13).
+    const { ready: runnable, waiting } = await gateCalls(
+      ctx,
+      agent,
+      activation,
+      step.calls.filter((c): c is Runnable => 'args' in c),
+    );
     const delegations = runnable.filter((c) => c.kind === 'subagent');
     // A turn of delegations only parks in the round trip that submits them.
     const parked = await submitDelegations(ctx, job, activation, delegations, {
@@ -44,7 +52,7 @@ export async function runReactAgent(run: AgentRun): Promise<void> {
       runnable.filter((c) => c.kind === 'tool'),
       signal,
     );
-    if (delegations.length === 0) continue;
-    await parkOnChildren(ctx, activation, job, token, parked);
+    if (delegations.length > 0) await parkOnChildren(ctx, activation, job, token, parked);
+    if (waiting) await parkOnApproval(ctx, activation, job, token);
   }
 }
