@@ -20,7 +20,8 @@ export async function startTcpProxy(targetPort: number): Promise<TcpProxy> {
     sockets.add(client).add(upstream);
     client.on('data', (chunk) => {
       if (!held) upstream.write(chunk);
-      else waiting.push(() => upstream.write(chunk));
+      // A client that died while held never had these bytes delivered: they are dropped.
+      else waiting.push(() => client.destroyed || upstream.write(chunk));
     });
     upstream.on('data', (chunk) => client.write(chunk));
     const end = () => {
@@ -40,10 +41,13 @@ export async function startTcpProxy(targetPort: number): Promise<TcpProxy> {
     hold: () => {
       held = true;
     },
-    release: () => {
-      held = false;
-      for (const send of waiting.splice(0)) send();
-    },
+    // On the next check phase, after the poll phase has seen the close of any client killed while
+    // held: a stalled event loop runs a due release timer before it reads the pending close events.
+    release: () =>
+      setImmediate(() => {
+        held = false;
+        for (const send of waiting.splice(0)) send();
+      }),
     close: () =>
       new Promise((r) => {
         for (const s of sockets) s.destroy();
