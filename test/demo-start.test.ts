@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { stripVTControlCharacters } from 'node:util';
 import t from 'tap';
 import { freePort, isListening } from '../scripts/free-port.js';
-import { processes, sleep, until } from './support/npm-start.js';
+import { processes, sleep, until, withoutCoverage } from './support/npm-start.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const groupProcesses = (pgid: number) => processes('-g', String(pgid));
@@ -43,7 +43,7 @@ t.test(
     // Its own process group, so the teardown can kill whatever is left even if the test fails.
     const npm = spawn('npm', ['start'], {
       cwd: ROOT,
-      env,
+      env: withoutCoverage(env),
       detached: true,
       stdio: ['ignore', 'pipe', 'pipe'],
     });

@@ -34,6 +34,7 @@ export function startEnv(vars: Record<string, string>): NodeJS.ProcessEnv {
   ]) {
     if (!(name in vars)) delete env[name];
   }
+  withoutCoverage(env);
   return env;
 }
 
@@ -93,4 +94,16 @@ export function processes(...select: string[]): string[] {
   } catch {
     return [];
   }
+}
+
+/**
+ * `npm start` runs the compiled services (dist/, source-mapped to src/): their V8 coverage would be
+ * merged with the in-process tests' coverage of the same TypeScript files under other statement
+ * maps and clobber it, so these processes are not measured (the sources are, in-process).
+ */
+export function withoutCoverage(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  // tap's processinfo re-adds its NODE_OPTIONS to every spawn; this switch is what it honours, and
+  // it passes it on to the whole process tree.
+  env._TAPJS_PROCESSINFO_COVERAGE_ = '0';
+  return env;
 }
