@@ -64,6 +64,12 @@ export async function runRemoteAgent(run: AgentRun, remote: RemoteAgents): Promi
       throw e;
     }
     if (!(e instanceof RemoteError)) throw e;
+    // The exchange ran out of time because the deadline passed (a loaded machine, a slow remote):
+    // that is this child's deadline, not the remote agent's failure, and its task must not run on.
+    if (Date.now() >= s.deadline) {
+      await cancelRemoteTask(run, remote, sentTo);
+      return finishFailed(ctx, activation, codedError('deadline_exceeded'));
+    }
     if (e.transient) return park(run, remote); // unreachable for now: the remote mesh may start later
     const error = codedError('subagent_failed', `remote agent ${agent.name}: ${e.message}`);
     return finishFailed(ctx, activation, error);
