@@ -5,7 +5,6 @@ import {
   decodeCalls,
   decodeInvocation,
   encodeEvent,
-  encodeNewInvocation,
   finishArgs,
   type InvocationState,
   type KeyLayout,
@@ -17,17 +16,12 @@ import {
 } from '@agentmesh/shared';
 import type { Activation, ChildSubmission, PendingRecord, ScriptPipeline } from './activation.js';
 import { FencedOutError } from './activation.js';
+import { pairs, recordCallArgs, submitChildArgs } from './activation-args.js';
 import { ApprovalStore } from './approval-store.js';
 
 export { type Activation, type ChildSubmission, FencedOutError } from './activation.js';
 
 const NO_USAGE = { modelCalls: 0, promptTokens: 0, completionTokens: 0 };
-
-const pairs = (flat: string[]): Record<string, string> => {
-  const o: Record<string, string> = {};
-  for (let i = 0; i < flat.length; i += 2) o[flat[i]!] = flat[i + 1]!;
-  return o;
-};
 
 /** Every state change one activation makes, each one Lua step fenced by the activation's epoch. */
 export class ActivationStore {
@@ -98,7 +92,8 @@ export class ActivationStore {
       activation.records.set(record.callId, record);
       return;
     }
-    const args = this.recordArgs(
+    const args = recordCallArgs(
+      this.keys,
       activation,
       record.callId,
       recordJson,
@@ -142,31 +137,6 @@ export class ActivationStore {
     this.checkPending(activation, (await p.exec()) ?? []);
   }
 
-  /** The keys and arguments of RECORD_CALL (memory writes to be appended). */
-  private recordArgs(
-    activation: Activation,
-    callId: string,
-    recordJson: string,
-    eventJson: string,
-    usage: PendingRecord['usage'],
-    checkCancel: boolean,
-  ): (string | number)[] {
-    const s = activation.state;
-    return [
-      this.keys.invocation(s.rootId, s.id),
-      this.keys.calls(s.rootId, s.id),
-      this.keys.events(s.rootId),
-      this.keys.memory(s.rootId, s.id),
-      this.keys.invocation(s.rootId, s.rootId),
-      activation.epoch,
-      callId,
-      recordJson,
-      eventJson,
-      ...usage,
-      checkCancel ? '1' : '0',
-    ];
-  }
-
   /**
    * Runs one Lua step (a `mesh_…` command) for `a`: alone, or behind the activation's deferred
    * records in one pipeline (one round trip). Resolves with the step's reply.
@@ -192,7 +162,9 @@ export class ActivationStore {
     const pending = activation.pending ?? [];
     activation.pending = [];
     for (const w of pending)
-      p.mesh_recordCall!(...this.recordArgs(activation, w.callId, w.recordJson, w.eventJson, w.usage, false));
+      p.mesh_recordCall!(
+        ...recordCallArgs(this.keys, activation, w.callId, w.recordJson, w.eventJson, w.usage, false),
+      );
     return pending.length;
   }
 
@@ -217,36 +189,8 @@ export class ActivationStore {
     const pipeline = this.redis.pipeline();
     const host = pipeline as unknown as ScriptPipeline;
     const n = this.queuePending(activation, host);
-    for (const c of children) {
-      const id = c.record.childId!;
-      host.mesh_submitChild!.call(
-        pipeline,
-        this.keys.invocation(s.rootId, s.id),
-        this.keys.calls(s.rootId, s.id),
-        this.keys.invocation(s.rootId, id),
-        this.keys.events(s.rootId),
-        activation.epoch,
-        c.callId,
-        JSON.stringify(c.record),
-        encodeEvent(s, 'delegation_started', { callId: c.callId, subagent: c.agent, childId: id }),
-        ...encodeNewInvocation({
-          id,
-          agent: c.agent,
-          input: c.input,
-          rootId: s.rootId,
-          parentId: s.id,
-          parentCallId: c.callId,
-          parentAgent: s.agent,
-          depth: s.depth + 1,
-          createdAt: Date.now(),
-          deadline: c.deadline,
-          defHash: c.defHash,
-          ...(s.owner ? { owner: s.owner } : {}),
-          ...(s.traceparent ? { traceparent: s.traceparent } : {}),
-          ...(s.budget !== undefined ? { budget: s.budget } : {}),
-        }),
-      );
-    }
+    for (const c of children)
+      host.mesh_submitChild!.call(pipeline, ...submitChildArgs(this.keys, activation, c));
     if (opts.park)
       host.mesh_park!(
         this.keys.invocation(s.rootId, s.id),

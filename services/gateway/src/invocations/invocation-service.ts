@@ -15,7 +15,6 @@ import {
   type MeshPlan,
   type MeshRedis,
   type MeshScripts,
-  type Multitask,
   newRootId,
   rootOf,
   type SessionStore,
@@ -27,23 +26,10 @@ import { GatewaySessions, sessionFields } from '../sessions/gateway-sessions.js'
 import { IdempotencyStore } from './idempotency-store.js';
 import { InvocationReader } from './invocation-reader.js';
 import { readInvocationSafely } from './read-invocation-safely.js';
+import { budgetOf, type StartOptions } from './start-options.js';
 import type { Waiters } from './waiters.js';
 
-/** How a root invocation is started. */
-export interface StartOptions {
-  timeoutMs: number;
-  waitMs: number;
-  traceparent?: string | undefined;
-  signal?: AbortSignal;
-  /** The owner recorded on it (sha256 hex of the API key); undefined when auth is off. */
-  owner?: string | undefined;
-  /** The request's Idempotency-Key, already checked for its form. */
-  idempotencyKey?: string | undefined;
-  /** `?budget`: the tree's token budget; the agent's `maxTokens` applies too, the smaller wins. */
-  budget?: number | undefined;
-  /** `?session` and `?multitask` (DESIGN §12): the conversation it continues, and how it waits its turn. */
-  session?: { id: string; multitask: Multitask } | undefined;
-}
+export type { StartOptions } from './start-options.js';
 
 // A repeated Idempotency-Key waits this long for the first request to create the invocation; past
 // it the first request is taken to have died after claiming the key, and this one creates it.
@@ -307,10 +293,4 @@ export class InvocationService extends InvocationReader {
       ...finishArgs(this.keys, found.state, undefined, { status: 'cancelled', error }, this.retentionSeconds),
     );
   }
-}
-
-/** The tree's token budget: `?budget` and the agent's `maxTokens`, the smaller wins; none when neither. */
-function budgetOf(agent: AgentPlan, opts: StartOptions): { budget?: number } {
-  const limits = [opts.budget, agent.maxTokens].filter((n): n is number => n !== undefined);
-  return limits.length > 0 ? { budget: Math.min(...limits) } : {};
 }

@@ -1,0 +1,23 @@
+import type { AgentPlan, Multitask } from '@agentmesh/shared';
+
+/** How a root invocation is started. */
+export interface StartOptions {
+  timeoutMs: number;
+  waitMs: number;
+  traceparent?: string | undefined;
+  signal?: AbortSignal;
+  /** The owner recorded on it (sha256 hex of the API key); undefined when auth is off. */
+  owner?: string | undefined;
+  /** The request's Idempotency-Key, already checked for its form. */
+  idempotencyKey?: string | undefined;
+  /** `?budget`: the tree's token budget; the agent's `maxTokens` applies too, the smaller wins. */
+  budget?: number | undefined;
+  /** `?session` and `?multitask` (DESIGN §12): the conversation it continues, and how it waits its turn. */
+  session?: { id: string; multitask: Multitask } | undefined;
+}
+
+/** The tree's token budget: `?budget` and the agent's `maxTokens`, the smaller wins; none when neither. */
+export function budgetOf(agent: AgentPlan, opts: StartOptions): { budget?: number } {
+  const limits = [opts.budget, agent.maxTokens].filter((n): n is number => n !== undefined);
+  return limits.length > 0 ? { budget: Math.min(...limits) } : {};
+}
