@@ -57,7 +57,7 @@ function shutdown(code: number, reason: string): Promise<void> {
   return stopping;
 }
 
-// Ctrl-C reaches this script twice at once: from the terminal and relayed by tsx. Only a signal
+// Ctrl-C reaches this script twice at once: from the terminal and relayed by npm. Only a signal
 // that comes a while after the first one means "stop now".
 let firstSignalAt = 0;
 for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {

@@ -4,6 +4,7 @@ import { keyLayout } from '@agentmesh/shared';
 import t from 'tap';
 import { turnOf } from '../support/fake-model.js';
 import { startMesh, startService } from '../support/mesh.js';
+import { scriptProcess } from '../support/process-group.js';
 import { waitUntil } from '../support/wait-until.js';
 
 const agents = `
@@ -64,4 +65,38 @@ t.test('past the drain timeout a runner hands its job back and another runner fi
     ['succeeded'],
     'one model call record, now succeeded',
   );
+});
+
+// A launcher that relays signals (tsx's CLI) gives its child 60 ms to acknowledge a SIGTERM and
+// then SIGKILLs it: a runner busy at that moment (a long model reply to parse, a loaded machine)
+// lost its jobs to the stall detector instead of draining. The runner is paused when the SIGTERM
+// arrives, as a stand-in for a blocked event loop; resumed, it must still drain.
+t.test('a runner that cannot answer at once when SIGTERM arrives still drains', async (t) => {
+  const mesh = await startMesh(t, { runners: 0, agentsYaml: agents, script: slow });
+  const runner = startService(t, 'runner', { ...mesh.env, RUNNER_DRAIN_MS: '20000' });
+  await waitUntil(
+    async () => (await mesh.get('/readyz')).status === 200,
+    60_000,
+    () => runner.output(),
+  );
+  const started = await mesh.invoke('solo', { prompt: 'go' }, 'wait=0');
+  await waitUntil(
+    async () => mesh.model.requests.length === 1,
+    20_000,
+    () => 'the model call',
+  );
+  const main = scriptProcess(runner.proc.pid!, 'agent-runner/src/main.ts');
+  t.ok(main, 'the process that runs the runner');
+  process.kill(main!, 'SIGSTOP');
+  process.kill(-runner.proc.pid!, 'SIGTERM');
+  await new Promise((r) => setTimeout(r, 500));
+  try {
+    process.kill(main!, 'SIGCONT');
+  } catch {
+    // killed while paused: the exit code below says so
+  }
+  t.equal(await runner.exited, 0, 'the runner exits cleanly');
+  const view = (await mesh.get(`/invocations/${started.json.id}`)).json;
+  t.equal(view.status, 'succeeded', 'the invocation in hand finished first');
+  t.equal(mesh.model.requests.length, 1, 'no call was re-issued');
 });
