@@ -2,7 +2,7 @@
 // own process on loopback — against the OpenAI Agents SDK at its fastest in this process, on one fake
 // OpenAI-compatible model in a third process. One JSON line per figure on stdout, then a table.
 // Sizes: BENCH_QUICK=1 for a smoke run; BENCH_REPS, BENCH_RUNS, BENCH_WARMUP, BENCH_SECONDS,
-// BENCH_RUNNERS, BENCH_PARKED, BENCH_RECOVERIES, BENCH_DEPTH, BENCH_ONLY, BENCH_SAVE (bench-options.ts);
+// BENCH_RUNNERS, BENCH_RUNNER_CONCURRENCY, BENCH_PARKED, BENCH_RECOVERIES, BENCH_DEPTH, BENCH_ONLY, BENCH_SAVE (bench-options.ts);
 // BENCH_CPU_PROF=<dir> has every service write a V8 CPU profile there (spawn-service.ts).
 import os from 'node:os';
 import { depthChainFigure } from './figures/depth-chain.js';
@@ -36,8 +36,8 @@ const errors: { figure: string; error: string }[] = [];
 let failed = false;
 try {
   const model = await startBenchModel(opts.depth);
-  note('starting the mesh (redis, tool-host, gateway, 2 runners)');
-  const mesh = await startMeshProcesses(model.url, opts.depth, 2);
+  note(`starting the mesh (redis, tool-host, gateway, 2 runners of ${opts.runnerConcurrency} slots)`);
+  const mesh = await startMeshProcesses(model.url, opts.depth, 2, opts.runnerConcurrency);
   const machine = machineInfo(/redis_version:(\S+)/.exec(await mesh.redis.info('server'))?.[1] ?? '?');
   const ctx: BenchContext = {
     opts,

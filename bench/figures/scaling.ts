@@ -34,6 +34,7 @@ export async function scalingFigures(ctx: BenchContext): Promise<Figure[]> {
         target: 'reported (near-linear until Redis or the gateway saturates, given the cores)',
         extra: {
           runners,
+          runnerConcurrency: ctx.opts.runnerConcurrency,
           latencyMs: LATENCY_MS,
           clients: CLIENTS,
           perRunnerVsFirst: round(mesh.p50 / runners / base),

@@ -30,7 +30,13 @@ export async function throughputFigures(
     cpu.sdk.push(sdk.cpuMsPerRun);
     ctx.note(`throughput ${latencyMs} ms × ${clients}: repetition ${rep + 1}/${ctx.opts.reps}`);
   }
-  const extra = { latencyMs, clients, runners: ctx.mesh.runners.length, seconds: ctx.opts.seconds };
+  const extra = {
+    latencyMs,
+    clients,
+    runners: ctx.mesh.runners.length,
+    runnerConcurrency: ctx.opts.runnerConcurrency,
+    seconds: ctx.opts.seconds,
+  };
   return [
     figure(`throughput_latency${latencyMs}_clients${clients}`, 'runs/s', spread(rate.mesh), {
       sdk: spread(rate.sdk),

@@ -27,7 +27,7 @@ export function saveResults({ figures, errors, table, machine, opts }: BenchResu
     `# npm run bench, ${date}`,
     '',
     `Machine: ${machine.host}, ${machine.cpu}, ${machine.cores} cores, ${machine.memoryGiB} GiB, Node ${machine.node}, Redis ${machine.redis}; load average ${machine.loadStart.toFixed(2)} at start, ${machine.loadEnd?.toFixed(2)} at end.`,
-    `Sizes: ${opts.reps} repetitions, ${opts.runs} runs per latency repetition, ${opts.seconds} s per throughput window, warm-up ${opts.warmup} runs, runners ${opts.runnerCounts.join('/')}, ${opts.parked} parked, ${opts.recoveries} recoveries, depth ${opts.depth}.`,
+    `Sizes: ${opts.reps} repetitions, ${opts.runs} runs per latency repetition, ${opts.seconds} s per throughput window, warm-up ${opts.warmup} runs, runners ${opts.runnerCounts.join('/')} of ${opts.runnerConcurrency} slots each, ${opts.parked} parked, ${opts.recoveries} recoveries, depth ${opts.depth}.`,
     '',
     table,
     '',

@@ -33,11 +33,15 @@ export interface MeshProcesses {
   env: Record<string, string>;
 }
 
-/** Starts a private redis-server (no persistence), the tool-host, `runners` runners and the gateway. */
+/**
+ * Starts a private redis-server (no persistence), the tool-host, `runners` runners (each with
+ * `runnerConcurrency` slots unless a figure sets its own) and the gateway.
+ */
 export async function startMeshProcesses(
   modelUrl: string,
   depth: number,
   runners: number,
+  runnerConcurrency: number,
 ): Promise<MeshProcesses> {
   const redisServer = await startRedis(); // --save '' --appendonly no, on a free port
   stopOnExit.add(() => redisServer.stop());
@@ -95,7 +99,7 @@ export async function startMeshProcesses(
       await Promise.all(Array.from({ length: n }, () => mesh.addRunner(extra)));
     },
     addRunner: async (extra = {}) => {
-      const runner = start('runner', extra);
+      const runner = start('runner', { RUNNER_CONCURRENCY: String(runnerConcurrency), ...extra });
       mesh.runners.push(runner);
       const agent = extra.RUNNER_AGENTS?.split(',')[0] ?? 'single';
       await waitUntil(
