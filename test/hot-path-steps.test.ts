@@ -59,8 +59,7 @@ t.test(
     t.strictSame(steps, [
       'CREATE_INVOCATION',
       'LIST_RECENT',
-      'ACTIVATE',
-      'RECORD_CALL',
+      'ACTIVATE', // with the model call's `started` record: the first call of a fresh activation
       'FINISH',
       'READ_INVOCATION',
     ]);

@@ -18,7 +18,7 @@ async function setup(t: Test) {
   });
   const scripts = meshScripts(redis);
   const store = new ActivationStore(redis, scripts, keys, 3600);
-  const create = async () => {
+  const create = async (extra: { deadline?: number; budget?: number } = {}) => {
     const id = `inv_${String(++n).padStart(32, '0')}`;
     const now = Date.now();
     await scripts.createInvocation(
@@ -33,8 +33,9 @@ async function setup(t: Test) {
         rootId: id,
         depth: 0,
         createdAt: now,
-        deadline: now + 60_000,
+        deadline: extra.deadline ?? now + 60_000,
         defHash: 'x',
+        ...(extra.budget ? { budget: extra.budget } : {}),
       }),
     );
     return id;
@@ -110,4 +111,33 @@ t.test('an activation that was taken over writes neither its deferred reply nor 
   );
   t.equal(await redis.hget(keys.calls(id, id), 't0-model'), null);
   t.equal(await redis.hget(keys.invocation(id, id), 'status'), 'running');
+});
+
+const first = { record: { ...reply('t0-model'), status: 'started' as const, reply: undefined }, defHash: 'x' };
+
+t.test("a fresh activation records its first call's started in the same step; no other does", async (t) => {
+  const { redis, store, create } = await setup(t);
+  const id = await create();
+  const a = (await store.activate(id, id, 'r1', first))!;
+  t.equal(a.prestarted, 't0-model', 'the first call is recorded');
+  t.match(JSON.parse((await redis.hget(keys.calls(id, id), 't0-model'))!), { status: 'started' });
+  t.match(a.records.get('t0-model'), { status: 'started' }, 'and in the records it loaded');
+  // A second activation (a crash took the first): the call is in doubt, recorded by callModel.
+  const again = (await store.activate(id, id, 'r2', first))!;
+  t.equal(again.prestarted, undefined, 'a recovered activation records nothing with ACTIVATE');
+  t.ok(again.recovered);
+});
+
+t.test('the first call is not recorded where the runner would refuse the activation', async (t) => {
+  const { redis, store, create } = await setup(t);
+  const refused = async (id: string, f = first) => {
+    const a = (await store.activate(id, id, 'r1', f))!;
+    return a.prestarted === undefined && (await redis.hlen(keys.calls(id, id))) === 0;
+  };
+  t.ok(await refused(await create(), { ...first, defHash: 'changed' }), 'a changed definition');
+  const cancelled = await create();
+  await redis.hset(keys.invocation(cancelled, cancelled), 'cancelRequested', '1');
+  t.ok(await refused(cancelled), 'a cancelled invocation');
+  t.ok(await refused(await create({ deadline: Date.now() - 1 })), 'a deadline passed');
+  t.ok(await refused(await create({ budget: 100 })), 'a tree with a budget (the runner checks it)');
 });

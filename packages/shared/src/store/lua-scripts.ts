@@ -25,10 +25,16 @@ end
 `;
 
 /**
- * Starts an activation. KEYS: inv, calls, events. ARGV: now, runner, nowIso.
- * Returns nil (absent), or {epoch, recovered(0/1), stateFlat, callsFlat}. A terminal invocation
- * returns epoch 0 and is not changed. An invocation found `running` was abandoned by a runner
- * that crashed: its recovery count goes up.
+ * Starts an activation. KEYS: inv, calls, events. ARGV: now, runner, nowIso, and optionally the
+ * first call's id, its `started` record and the definition hash the runner holds.
+ * Returns nil (absent), or {epoch, recovered(0/1), stateFlat, callsFlat, prestarted(0/1)}. A
+ * terminal invocation returns epoch 0 and is not changed. An invocation found `running` was
+ * abandoned by a runner that crashed: its recovery count goes up.
+ * The first call: a fresh ReAct activation's first step is always its turn-0 model call, so the
+ * runner may send its `started` record along (one round trip fewer before the model call). It is
+ * written only where RECORD_CALL would write it and the runner would not refuse the activation:
+ * never activated, no records yet, the same definition, not cancelled, before its deadline, and
+ * no tree budget (whose check needs the root's hash; the runner then records it itself).
  */
 export const ACTIVATE: LuaScript = {
   numberOfKeys: 3,
@@ -36,7 +42,7 @@ export const ACTIVATE: LuaScript = {
 local status = redis.call('HGET', KEYS[1], 'status')
 if not status then return nil end
 if status == 'succeeded' or status == 'failed' or status == 'cancelled' then
-  return {0, 0, redis.call('HGETALL', KEYS[1]), redis.call('HGETALL', KEYS[2])}
+  return {0, 0, redis.call('HGETALL', KEYS[1]), redis.call('HGETALL', KEYS[2]), 0}
 end
 local recovered = 0
 if status == 'running' then
@@ -47,7 +53,16 @@ local epoch = redis.call('HINCRBY', KEYS[1], 'epoch', 1)
 redis.call('HSET', KEYS[1], 'status', 'running', 'runner', ARGV[2])
 if status ~= 'running' then statusEvent(KEYS[1], KEYS[3], 'running', ARGV[3]) end
 if not redis.call('HGET', KEYS[1], 'startedAt') then redis.call('HSET', KEYS[1], 'startedAt', ARGV[1]) end
-return {epoch, recovered, redis.call('HGETALL', KEYS[1]), redis.call('HGETALL', KEYS[2])}`,
+local prestarted = 0
+if ARGV[4] and status == 'queued' and redis.call('EXISTS', KEYS[2]) == 0
+  and redis.call('HGET', KEYS[1], 'defHash') == ARGV[6]
+  and redis.call('HGET', KEYS[1], 'cancelRequested') ~= '1'
+  and redis.call('HEXISTS', KEYS[1], 'budget') == 0
+  and tonumber(redis.call('HGET', KEYS[1], 'deadline') or '0') > tonumber(ARGV[1]) then
+  redis.call('HSET', KEYS[2], ARGV[4], ARGV[5])
+  prestarted = 1
+end
+return {epoch, recovered, redis.call('HGETALL', KEYS[1]), redis.call('HGETALL', KEYS[2]), prestarted}`,
 };
 
 // Adds a model call's tokens to the tree's budget counter (`budgetUsed` on the root's hash) when

@@ -25,16 +25,11 @@ export async function callModel(
   callId: string,
   signal: AbortSignal,
 ): Promise<CodedError | undefined> {
-  const started: CallRecord = {
-    v: 1,
-    callId,
-    kind: 'model',
-    name: agent.model ?? '',
-    status: 'started',
-    startedAt: new Date().toISOString(),
-    runner: ctx.runnerId,
-  };
-  await ctx.store.record(activation, started);
+  // Recorded already when the activation started (the first call of a fresh one, see ACTIVATE).
+  const prestarted = activation.prestarted === callId ? activation.records.get(callId) : undefined;
+  activation.prestarted = undefined;
+  const started = prestarted ?? startedRecord(ctx, agent, callId);
+  if (!prestarted) await ctx.store.record(activation, started);
   const label = { agent: agentLabel(ctx.plan, agent.name) };
   const t0 = performance.now();
   let reply: ModelReply;
@@ -89,6 +84,19 @@ export async function callModel(
     { defer: true },
   );
   return undefined;
+}
+
+/** A model call's `started` record, written before the call so a crash leaves it in doubt. */
+export function startedRecord(ctx: RunnerContext, agent: AgentPlan, callId: string): CallRecord {
+  return {
+    v: 1,
+    callId,
+    kind: 'model',
+    name: agent.model ?? '',
+    status: 'started',
+    startedAt: new Date().toISOString(),
+    runner: ctx.runnerId,
+  };
 }
 
 function complete(

@@ -1,11 +1,13 @@
 import {
   type AgentPlan,
   boundedValidation,
+  type CallRecord,
   type CodedError,
   codedError,
   DEFAULT_INPUT_SCHEMA,
   isMeshError,
   type JobData,
+  modelCallId,
 } from '@agentmesh/shared';
 import { type Job, UnrecoverableError } from 'bullmq';
 import { HandBackError } from '../job-errors.js';
@@ -15,6 +17,7 @@ import { settleRunnerSession } from '../sessions/settle-runner-session.js';
 import { type Activation, FencedOutError } from '../store/activation-store.js';
 import { traceActivation } from '../tracing.js';
 import type { AgentRun } from './agent-run.js';
+import { startedRecord } from './call-model.js';
 import { runCodeAgent } from './code-agent/run-code-agent.js';
 import { finishFailed } from './finish-invocation.js';
 import { runReactAgent } from './react/run-react-agent.js';
@@ -46,7 +49,12 @@ async function activate(
   token: string,
   signal: AbortSignal,
 ): Promise<void> {
-  const activation = await ctx.store.activate(data.invocationId, data.rootId, ctx.runnerId);
+  const activation = await ctx.store.activate(
+    data.invocationId,
+    data.rootId,
+    ctx.runnerId,
+    firstCall(ctx, data),
+  );
   if (!activation) return; // gone: nothing to do
   // Terminal already: only its session may still need the hand-off (its runner died before it).
   if (activation.epoch === 0) return settleRunnerSession(ctx, activation.state);
@@ -82,6 +90,18 @@ async function activate(
     if (e instanceof HandBackError) await ctx.store.handBack(activation).catch(() => undefined);
     throw e;
   }
+}
+
+/**
+ * The `started` record of a fresh activation's first call, sent along with ACTIVATE: a ReAct
+ * agent's first step is always its turn-0 model call. Not for a child that validates its input
+ * first (refuse() may fail it before any call), nor for code and remote agents.
+ */
+function firstCall(ctx: RunnerContext, data: JobData): { record: CallRecord; defHash: string } | undefined {
+  const agent = ctx.plan.agents[data.agent];
+  if (!agent || agent.kind !== 'react' || ctx.codeAgents[agent.name]) return undefined;
+  if (data.invocationId !== data.rootId && agent.inputSchema) return undefined;
+  return { record: startedRecord(ctx, agent, modelCallId(0)), defHash: agent.definitionHash };
 }
 
 /** Why an activation must not run the loop: a changed plan, too many crashes, a bad input… */

@@ -40,8 +40,17 @@ export class ActivationStore {
     private readonly retentionSeconds: number,
   ) {}
 
-  /** Takes a new epoch and loads state and records; undefined when the invocation is gone. */
-  async activate(id: string, rootId: string, runner: string): Promise<Activation | undefined> {
+  /**
+   * Takes a new epoch and loads state and records; undefined when the invocation is gone. With
+   * `first`, the activation's first call is recorded `started` in the same step when the
+   * invocation is fresh (see ACTIVATE); `prestarted` then names it, and callModel skips its write.
+   */
+  async activate(
+    id: string,
+    rootId: string,
+    runner: string,
+    first?: { record: CallRecord; defHash: string },
+  ): Promise<Activation | undefined> {
     const res = (await this.scripts.activate(
       this.keys.invocation(rootId, id),
       this.keys.calls(rootId, id),
@@ -49,11 +58,15 @@ export class ActivationStore {
       Date.now(),
       runner,
       new Date().toISOString(),
-    )) as [number, number, string[], string[]] | null;
+      ...(first ? [first.record.callId, JSON.stringify(first.record), first.defHash] : []),
+    )) as [number, number, string[], string[], number] | null;
     if (!res) return undefined;
-    const [epoch, recovered, stateFlat, callsFlat] = res;
+    const [epoch, recovered, stateFlat, callsFlat, prestarted] = res;
     const records = new Map(decodeCalls(pairs(callsFlat)).map((r) => [r.callId, r]));
-    return { epoch, recovered: recovered === 1, state: decodeInvocation(pairs(stateFlat)), records };
+    const state = decodeInvocation(pairs(stateFlat));
+    const activation: Activation = { epoch, recovered: recovered === 1, state, records };
+    if (prestarted === 1 && first) activation.prestarted = first.record.callId;
+    return activation;
   }
 
   /** Re-reads the call records (children write their parent's records when they finish). */
