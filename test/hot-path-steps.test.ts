@@ -3,7 +3,8 @@
 import { createHash } from 'node:crypto';
 import * as lua from '@agentmesh/shared';
 import { keyLayout } from '@agentmesh/shared';
-import t from 'tap';
+import type { Redis } from 'ioredis';
+import t, { type Test } from 'tap';
 import { turnOf } from './support/fake-model.js';
 import { startMesh } from './support/mesh.js';
 
@@ -36,23 +37,29 @@ const names = new Map(
     ]),
 );
 
+/** The mesh's Lua steps by name, in the order Redis runs them, from now until the test ends. */
+async function watchSteps(t: Test, client: Redis): Promise<string[]> {
+  const watcher = client.duplicate();
+  const monitor = await watcher.monitor();
+  t.teardown(() => {
+    monitor.disconnect();
+    watcher.disconnect();
+  });
+  const steps: string[] = [];
+  monitor.on('monitor', (_time: string, args: string[]) => {
+    const name = ['evalsha', 'eval'].includes(args[0]!.toLowerCase()) ? names.get(args[1]!) : undefined;
+    if (name) steps.push(name);
+  });
+  await new Promise((r) => setTimeout(r, 100)); // MONITOR is on once Redis has echoed a command to it
+  return steps;
+}
+
 t.test(
   'one single-agent run sends one Lua step per state change, the model reply riding with the finish',
   async (t) => {
     const mesh = await startMesh(t, { agentsYaml, script });
     await mesh.invoke('solo', { prompt: 'warm up' }); // scripts are loaded (EVAL) once per connection
-    const watcher = mesh.client.duplicate();
-    const monitor = await watcher.monitor();
-    t.teardown(() => {
-      monitor.disconnect();
-      watcher.disconnect();
-    });
-    const steps: string[] = [];
-    monitor.on('monitor', (_time: string, args: string[]) => {
-      const name = ['evalsha', 'eval'].includes(args[0]!.toLowerCase()) ? names.get(args[1]!) : undefined;
-      if (name) steps.push(name);
-    });
-    await new Promise((r) => setTimeout(r, 100));
+    const steps = await watchSteps(t, mesh.client);
     const res = await mesh.invoke('solo', { prompt: 'go' });
     t.equal(res.json.status, 'succeeded');
     await new Promise((r) => setTimeout(r, 100));
@@ -65,6 +72,28 @@ t.test(
     ]);
     t.match(res.json.calls, [{ callId: 't0-model', kind: 'model', status: 'succeeded' }]);
     t.equal(res.json.usage.modelCalls, 1, 'the reply was recorded, with its usage, by the finish');
+  },
+);
+
+t.test(
+  'a delegation run writes no model call started apart: each rides with the activation making it',
+  async (t) => {
+    const mesh = await startMesh(t, { agentsYaml, script });
+    await mesh.invoke('parent', { prompt: 'warm up' });
+    const steps = await watchSteps(t, mesh.client);
+    const res = await mesh.invoke('parent', { prompt: 'go' });
+    t.equal(res.json.output, 'parent answer');
+    await new Promise((r) => setTimeout(r, 100));
+    const count = (name: string) => steps.filter((s) => s === name).length;
+    t.equal(count('ACTIVATE'), 3, 'the parent, the child, the parent resumed');
+    // No call's `started` goes alone (it rode with ACTIVATE): what is left are two model replies,
+    // each in the round trip of the write after it (the root's travels inside its FINISH).
+    t.equal(count('RECORD_CALL'), 2, steps.join(' '));
+    t.match(res.json.calls, [
+      { callId: 't0-model', status: 'succeeded' },
+      { kind: 'subagent', status: 'succeeded' },
+      { callId: 't1-model', status: 'succeeded' },
+    ]);
   },
 );
 

@@ -113,31 +113,68 @@ t.test('an activation that was taken over writes neither its deferred reply nor 
   t.equal(await redis.hget(keys.invocation(id, id), 'status'), 'running');
 });
 
-const first = { record: { ...reply('t0-model'), status: 'started' as const, reply: undefined }, defHash: 'x' };
+const react = { firstCallId: 't0-model', model: 'default', defHash: 'x' };
 
 t.test("a fresh activation records its first call's started in the same step; no other does", async (t) => {
   const { redis, store, create } = await setup(t);
   const id = await create();
-  const a = (await store.activate(id, id, 'r1', first))!;
+  const a = (await store.activate(id, id, 'r1', react))!;
   t.equal(a.prestarted, 't0-model', 'the first call is recorded');
-  t.match(JSON.parse((await redis.hget(keys.calls(id, id), 't0-model'))!), { status: 'started' });
+  const stored = JSON.parse((await redis.hget(keys.calls(id, id), 't0-model'))!);
+  t.strictSame(stored, {
+    v: 1,
+    callId: 't0-model',
+    kind: 'model',
+    name: 'default',
+    status: 'started',
+    startedAt: stored.startedAt,
+    runner: 'r1',
+  });
   t.match(a.records.get('t0-model'), { status: 'started' }, 'and in the records it loaded');
   // A second activation (a crash took the first): the call is in doubt, recorded by callModel.
-  const again = (await store.activate(id, id, 'r2', first))!;
+  const again = (await store.activate(id, id, 'r2', react))!;
   t.equal(again.prestarted, undefined, 'a recovered activation records nothing with ACTIVATE');
   t.ok(again.recovered);
 });
 
+t.test('a parent resumed from its children records the call it named when it parked', async (t) => {
+  const { redis, store, create } = await setup(t);
+  const scripts = meshScripts(redis);
+  const id = await create();
+  const a = (await store.activate(id, id, 'r1', react))!;
+  const park = (resume?: string) =>
+    scripts.park(
+      keys.invocation(id, id),
+      keys.events(id),
+      a.epoch,
+      'waiting',
+      'now',
+      ...(resume ? ['', resume] : []),
+    );
+  await park('t1-model');
+  const resumed = (await store.activate(id, id, 'r1', react))!;
+  t.equal(resumed.prestarted, 't1-model');
+  t.match(resumed.records.get('t1-model'), { kind: 'model', status: 'started', runner: 'r1' });
+  t.equal(await redis.hget(keys.invocation(id, id), 'resumeCall'), null, 'the name is used once');
+  // Parked without one (tool calls or approvals ran in that turn too): nothing is recorded.
+  const b = (await store.activate(id, id, 'r1'))!;
+  await scripts.park(keys.invocation(id, id), keys.events(id), b.epoch, 'waiting', 'now', '', 't2-model');
+  await scripts.park(keys.invocation(id, id), keys.events(id), b.epoch, 'waiting', 'now');
+  t.equal((await store.activate(id, id, 'r1', react))!.prestarted, undefined, 'a later park clears it');
+  t.equal(await redis.hexists(keys.calls(id, id), 't2-model'), 0);
+});
+
 t.test('the first call is not recorded where the runner would refuse the activation', async (t) => {
   const { redis, store, create } = await setup(t);
-  const refused = async (id: string, f = first) => {
-    const a = (await store.activate(id, id, 'r1', f))!;
+  const refused = async (id: string, r = react) => {
+    const a = (await store.activate(id, id, 'r1', r))!;
     return a.prestarted === undefined && (await redis.hlen(keys.calls(id, id))) === 0;
   };
-  t.ok(await refused(await create(), { ...first, defHash: 'changed' }), 'a changed definition');
+  t.ok(await refused(await create(), { ...react, defHash: 'changed' }), 'a changed definition');
   const cancelled = await create();
   await redis.hset(keys.invocation(cancelled, cancelled), 'cancelRequested', '1');
   t.ok(await refused(cancelled), 'a cancelled invocation');
   t.ok(await refused(await create({ deadline: Date.now() - 1 })), 'a deadline passed');
   t.ok(await refused(await create({ budget: 100 })), 'a tree with a budget (the runner checks it)');
+  t.ok(await refused(await create(), { ...react, firstCallId: '' }), 'a child that checks its input first');
 });

@@ -25,16 +25,18 @@ end
 `;
 
 /**
- * Starts an activation. KEYS: inv, calls, events. ARGV: now, runner, nowIso, and optionally the
- * first call's id, its `started` record and the definition hash the runner holds.
- * Returns nil (absent), or {epoch, recovered(0/1), stateFlat, callsFlat, prestarted(0/1)}. A
- * terminal invocation returns epoch 0 and is not changed. An invocation found `running` was
+ * Starts an activation. KEYS: inv, calls, events. ARGV: now, runner, nowIso, and for a ReAct agent
+ * the first call of a fresh activation ('' when the runner checks the input first), the model's
+ * name and the definition hash the runner holds.
+ * Returns nil (absent), or {epoch, recovered(0/1), stateFlat, callsFlat, prestarted callId or ''}.
+ * A terminal invocation returns epoch 0 and is not changed. An invocation found `running` was
  * abandoned by a runner that crashed: its recovery count goes up.
- * The first call: a fresh ReAct activation's first step is always its turn-0 model call, so the
- * runner may send its `started` record along (one round trip fewer before the model call). It is
- * written only where RECORD_CALL would write it and the runner would not refuse the activation:
- * never activated, no records yet, the same definition, not cancelled, before its deadline, and
- * no tree budget (whose check needs the root's hash; the runner then records it itself).
+ * The model call an activation starts with is recorded `started` here, one round trip fewer before
+ * it: a fresh ReAct activation's turn 0, or the call a parent named when it parked on the children
+ * of a turn of delegations alone (`resumeCall`: BullMQ resumes it once they all finished, and the
+ * next step is then that turn's model call). Only where RECORD_CALL would write it and the runner
+ * would not refuse: the same definition, not cancelled, before the deadline, no tree budget (whose
+ * check needs the root's hash; the runner then records it itself), and not recorded yet.
  */
 export const ACTIVATE: LuaScript = {
   numberOfKeys: 3,
@@ -42,7 +44,7 @@ export const ACTIVATE: LuaScript = {
 local status = redis.call('HGET', KEYS[1], 'status')
 if not status then return nil end
 if status == 'succeeded' or status == 'failed' or status == 'cancelled' then
-  return {0, 0, redis.call('HGETALL', KEYS[1]), redis.call('HGETALL', KEYS[2]), 0}
+  return {0, 0, redis.call('HGETALL', KEYS[1]), redis.call('HGETALL', KEYS[2]), ''}
 end
 local recovered = 0
 if status == 'running' then
@@ -53,16 +55,23 @@ local epoch = redis.call('HINCRBY', KEYS[1], 'epoch', 1)
 redis.call('HSET', KEYS[1], 'status', 'running', 'runner', ARGV[2])
 if status ~= 'running' then statusEvent(KEYS[1], KEYS[3], 'running', ARGV[3]) end
 if not redis.call('HGET', KEYS[1], 'startedAt') then redis.call('HSET', KEYS[1], 'startedAt', ARGV[1]) end
-local prestarted = 0
-if ARGV[4] and status == 'queued' and redis.call('EXISTS', KEYS[2]) == 0
-  and redis.call('HGET', KEYS[1], 'defHash') == ARGV[6]
+local resume = redis.call('HGET', KEYS[1], 'resumeCall')
+if resume then redis.call('HDEL', KEYS[1], 'resumeCall') end
+local first = ''
+if ARGV[6] then
+  if status == 'queued' and ARGV[4] ~= '' and redis.call('EXISTS', KEYS[2]) == 0 then first = ARGV[4]
+  elseif status == 'waiting' and resume and redis.call('HEXISTS', KEYS[2], resume) == 0 then first = resume end
+end
+if first ~= '' and redis.call('HGET', KEYS[1], 'defHash') == ARGV[6]
   and redis.call('HGET', KEYS[1], 'cancelRequested') ~= '1'
   and redis.call('HEXISTS', KEYS[1], 'budget') == 0
   and tonumber(redis.call('HGET', KEYS[1], 'deadline') or '0') > tonumber(ARGV[1]) then
-  redis.call('HSET', KEYS[2], ARGV[4], ARGV[5])
-  prestarted = 1
+  redis.call('HSET', KEYS[2], first, cjson.encode({v = 1, callId = first, kind = 'model', name = ARGV[5],
+    status = 'started', startedAt = ARGV[3], runner = ARGV[2]}))
+else
+  first = ''
 end
-return {epoch, recovered, redis.call('HGETALL', KEYS[1]), redis.call('HGETALL', KEYS[2]), prestarted}`,
+return {epoch, recovered, redis.call('HGETALL', KEYS[1]), redis.call('HGETALL', KEYS[2]), first}`,
 };
 
 // Adds a model call's tokens to the tree's budget counter (`budgetUsed` on the root's hash) when
@@ -126,8 +135,9 @@ return 1`,
 /**
  * Sets `waiting` before an activation parks (or `running` again when it did not need to), under
  * its epoch, so the next activation can tell a park from a crash. KEYS: inv, events.
- * ARGV: epoch, status, nowIso, and optionally the id of the job that parks for an approval
- * (`approvalJob`: whoever decides wakes that job). Returns 1, or 0 when fenced out.
+ * ARGV: epoch, status, nowIso, optionally the id of the job that parks for an approval
+ * (`approvalJob`: whoever decides wakes that job; '' for none), and the model call the activation
+ * resuming it starts with (`resumeCall`, see ACTIVATE). Returns 1, or 0 when fenced out.
  */
 export const PARK: LuaScript = {
   numberOfKeys: 2,
@@ -137,7 +147,8 @@ if redis.call('HGET', KEYS[1], 'status') ~= ARGV[2] then
   redis.call('HSET', KEYS[1], 'status', ARGV[2])
   statusEvent(KEYS[1], KEYS[2], ARGV[2], ARGV[3])
 end
-if ARGV[4] then redis.call('HSET', KEYS[1], 'approvalJob', ARGV[4]) end
+if ARGV[4] and ARGV[4] ~= '' then redis.call('HSET', KEYS[1], 'approvalJob', ARGV[4]) end
+if ARGV[5] then redis.call('HSET', KEYS[1], 'resumeCall', ARGV[5]) else redis.call('HDEL', KEYS[1], 'resumeCall') end
 return 1`,
 };
 

@@ -87,7 +87,7 @@ export async function callModel(
 }
 
 /** A model call's `started` record, written before the call so a crash leaves it in doubt. */
-export function startedRecord(ctx: RunnerContext, agent: AgentPlan, callId: string): CallRecord {
+function startedRecord(ctx: RunnerContext, agent: AgentPlan, callId: string): CallRecord {
   return {
     v: 1,
     callId,

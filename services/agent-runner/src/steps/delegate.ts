@@ -23,14 +23,14 @@ type Delegation = Extract<PlannedCall, { args: Record<string, unknown> }> & {
  * before the parent parks. Ids are deterministic, so a re-run after a crash submits nothing twice
  * (BullMQ treats a known job id as a no-op and re-links it to the parent). With `park` (nothing
  * else runs in this turn), the parent is marked `waiting` in the round trip that creates the
- * children; returns true when it was.
+ * children, naming `resumeCall` as the model call it resumes with; returns true when it was.
  */
 export async function submitDelegations(
   ctx: RunnerContext,
   job: Job,
   activation: Activation,
   calls: Delegation[],
-  opts: { park?: boolean } = {},
+  opts: { park?: boolean; resumeCall?: string } = {},
 ): Promise<boolean> {
   if (calls.length === 0) return false;
   const s = activation.state;
@@ -64,7 +64,11 @@ export async function submitDelegations(
   }
   // A deferred model reply goes out with the children, or alone before their jobs exist.
   const parked = fresh.length > 0 && opts.park === true;
-  if (fresh.length > 0) await ctx.store.submitChildren(activation, fresh, { park: parked });
+  if (fresh.length > 0)
+    await ctx.store.submitChildren(activation, fresh, {
+      park: parked,
+      ...(parked && opts.resumeCall ? { resumeCall: opts.resumeCall } : {}),
+    });
   else await ctx.store.flush(activation);
   for (const f of fresh)
     ctx.metrics.delegations.inc({

@@ -1,7 +1,6 @@
 import {
   type AgentPlan,
   boundedValidation,
-  type CallRecord,
   type CodedError,
   codedError,
   DEFAULT_INPUT_SCHEMA,
@@ -17,7 +16,6 @@ import { settleRunnerSession } from '../sessions/settle-runner-session.js';
 import { type Activation, FencedOutError } from '../store/activation-store.js';
 import { traceActivation } from '../tracing.js';
 import type { AgentRun } from './agent-run.js';
-import { startedRecord } from './call-model.js';
 import { runCodeAgent } from './code-agent/run-code-agent.js';
 import { finishFailed } from './finish-invocation.js';
 import { runReactAgent } from './react/run-react-agent.js';
@@ -53,7 +51,7 @@ async function activate(
     data.invocationId,
     data.rootId,
     ctx.runnerId,
-    firstCall(ctx, data),
+    reactStart(ctx, data),
   );
   if (!activation) return; // gone: nothing to do
   // Terminal already: only its session may still need the hand-off (its runner died before it).
@@ -93,15 +91,22 @@ async function activate(
 }
 
 /**
- * The `started` record of a fresh activation's first call, sent along with ACTIVATE: a ReAct
- * agent's first step is always its turn-0 model call. Not for a child that validates its input
- * first (refuse() may fail it before any call), nor for code and remote agents.
+ * What ACTIVATE needs to record a ReAct activation's first model call `started` (see ACTIVATE):
+ * not for a child that validates its input first (refuse() may fail it before any call), nor for
+ * code and remote agents.
  */
-function firstCall(ctx: RunnerContext, data: JobData): { record: CallRecord; defHash: string } | undefined {
+function reactStart(
+  ctx: RunnerContext,
+  data: JobData,
+): { firstCallId: string; model: string; defHash: string } | undefined {
   const agent = ctx.plan.agents[data.agent];
   if (!agent || agent.kind !== 'react' || ctx.codeAgents[agent.name]) return undefined;
-  if (data.invocationId !== data.rootId && agent.inputSchema) return undefined;
-  return { record: startedRecord(ctx, agent, modelCallId(0)), defHash: agent.definitionHash };
+  const checksInput = data.invocationId !== data.rootId && agent.inputSchema !== undefined;
+  return {
+    firstCallId: checksInput ? '' : modelCallId(0),
+    model: agent.model ?? '',
+    defHash: agent.definitionHash,
+  };
 }
 
 /** Why an activation must not run the loop: a changed plan, too many crashes, a bad input… */

@@ -42,14 +42,14 @@ export class ActivationStore {
 
   /**
    * Takes a new epoch and loads state and records; undefined when the invocation is gone. With
-   * `first`, the activation's first call is recorded `started` in the same step when the
-   * invocation is fresh (see ACTIVATE); `prestarted` then names it, and callModel skips its write.
+   * `react`, the model call the activation starts with may be recorded `started` in the same step
+   * (see ACTIVATE); `prestarted` then names it, and callModel skips its write.
    */
   async activate(
     id: string,
     rootId: string,
     runner: string,
-    first?: { record: CallRecord; defHash: string },
+    react?: { firstCallId: string; model: string; defHash: string },
   ): Promise<Activation | undefined> {
     const res = (await this.scripts.activate(
       this.keys.invocation(rootId, id),
@@ -58,14 +58,14 @@ export class ActivationStore {
       Date.now(),
       runner,
       new Date().toISOString(),
-      ...(first ? [first.record.callId, JSON.stringify(first.record), first.defHash] : []),
-    )) as [number, number, string[], string[], number] | null;
+      ...(react ? [react.firstCallId, react.model, react.defHash] : []),
+    )) as [number, number, string[], string[], string] | null;
     if (!res) return undefined;
     const [epoch, recovered, stateFlat, callsFlat, prestarted] = res;
     const records = new Map(decodeCalls(pairs(callsFlat)).map((r) => [r.callId, r]));
     const state = decodeInvocation(pairs(stateFlat));
     const activation: Activation = { epoch, recovered: recovered === 1, state, records };
-    if (prestarted === 1 && first) activation.prestarted = first.record.callId;
+    if (prestarted) activation.prestarted = prestarted;
     return activation;
   }
 
@@ -191,12 +191,13 @@ export class ActivationStore {
 
   /**
    * Records each sub-agent call `started` and creates its child invocation, in one pipeline; with
-   * `park`, the same round trip then marks the invocation `waiting` (see park()).
+   * `park`, the same round trip then marks the invocation `waiting` (see park()), naming the model
+   * call its resumption starts with when `resumeCall` is given (see ACTIVATE).
    */
   async submitChildren(
     activation: Activation,
     children: ChildSubmission[],
-    opts: { park?: boolean } = {},
+    opts: { park?: boolean; resumeCall?: string } = {},
   ): Promise<void> {
     const s = activation.state;
     const pipeline = this.redis.pipeline();
@@ -211,6 +212,7 @@ export class ActivationStore {
         activation.epoch,
         'waiting',
         new Date().toISOString(),
+        ...(opts.resumeCall ? ['', opts.resumeCall] : []),
       );
     const results = (await pipeline.exec()) ?? [];
     this.checkPending(activation, results.slice(0, n));

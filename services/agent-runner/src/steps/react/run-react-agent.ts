@@ -1,4 +1,4 @@
-import { codedError, decideNextStep, type PlannedCall } from '@agentmesh/shared';
+import { codedError, decideNextStep, modelCallId, type PlannedCall } from '@agentmesh/shared';
 import type { AgentRun } from '../agent-run.js';
 import { gateCalls } from '../approvals/gate-calls.js';
 import { parkOnApproval } from '../approvals/park-on-approval.js';
@@ -26,6 +26,9 @@ export async function runReactAgent(run: AgentRun): Promise<void> {
       maxDelegationsPerTurn: ctx.limits.maxDelegationsPerTurn,
       maxCallsPerTurn: ctx.limits.maxCallsPerTurn,
     });
+    // A call recorded with the activation is this step's only: else it is in doubt, as after a crash.
+    if (step.type !== 'call_model' || step.callId !== activation.prestarted)
+      activation.prestarted = undefined;
     if (step.type === 'final') return finishSucceeded(ctx, agent, activation, step.output);
     if (step.type === 'fail') return finishFailed(ctx, activation, step.error);
     if (step.type === 'call_model') {
@@ -42,8 +45,11 @@ export async function runReactAgent(run: AgentRun): Promise<void> {
     );
     const delegations = runnable.filter((c) => c.kind === 'subagent');
     // A turn of delegations only parks in the round trip that submits them.
+    // Resumed once they all finished, it goes on with the next turn's model call (see ACTIVATE).
+    const next = step.turn + 1 < agent.maxIterations ? modelCallId(step.turn + 1) : undefined;
     const parked = await submitDelegations(ctx, job, activation, delegations, {
       park: delegations.length === step.calls.length,
+      ...(next ? { resumeCall: next } : {}),
     });
     await recordFailedCalls(ctx, activation, step.calls);
     await runTools(
