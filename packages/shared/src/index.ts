@@ -43,6 +43,7 @@ export { jsonDepth } from './react/json-depth.js';
 export * from './redis/index.js';
 export { type ServiceEnv, serviceEnv } from './service-env.js';
 export { type Catalogue, readCatalogue, waitForCatalogue } from './store/catalogue.js';
+export * from './store/ending-scripts.js';
 export { finishArgs, type Outcome } from './store/finish-args.js';
 export * from './store/gateway-scripts.js';
 export * from './store/invocation-state.js';

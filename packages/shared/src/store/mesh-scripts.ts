@@ -1,10 +1,9 @@
+import { CANCEL_TREE, FINISH } from './ending-scripts.js';
 import { CREATE_INVOCATION, DECIDE_APPROVAL, LIST_RECENT, READ_INVOCATION } from './gateway-scripts.js';
 import {
   ACTIVATE,
-  CANCEL_TREE,
   COMMIT_MEMORY,
   DISCARD_CALLS,
-  FINISH,
   type LuaScript,
   PARK,
   RECORD_CALL,

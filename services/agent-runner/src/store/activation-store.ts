@@ -18,6 +18,7 @@ import type { Activation, ChildSubmission, PendingRecord, ScriptPipeline } from 
 import { FencedOutError } from './activation.js';
 import { pairs, recordCallArgs, submitChildArgs } from './activation-args.js';
 import { ApprovalStore } from './approval-store.js';
+import { failTree } from './fail-tree.js';
 
 export { type Activation, type ChildSubmission, FencedOutError } from './activation.js';
 
@@ -117,29 +118,9 @@ export class ActivationStore {
     args.push(...memoryWrites.flat());
     const ok = await this.send(activation, 'mesh_recordCall', args);
     if (ok === 2) throw new MeshError('cancelled');
-    if (ok === 3) await this.failTree(activation);
+    if (ok === 3) await failTree(this.redis, this.scripts, this.keys, activation);
     if (ok !== 1) throw new FencedOutError(activation.state.id);
     activation.records.set(record.callId, record);
-  }
-
-  /**
-   * The tree's token budget is spent (DESIGN §13): fails the root with `budget_exceeded` and
-   * cancels every node still running, as `DELETE` does (CANCEL_TREE, then the cancel broadcast).
-   * Throws MeshError('cancelled'): this invocation ends like the rest of the tree.
-   */
-  private async failTree(activation: Activation): Promise<never> {
-    const s = activation.state;
-    const error = codedError('budget_exceeded', { limit: s.budget ?? 0 });
-    const flat = (await this.scripts.cancelTree(
-      this.keys.invocation(s.rootId, s.rootId),
-      this.keys.tree(s.rootId),
-      s.rootId,
-      JSON.stringify(error),
-    )) as string[];
-    const p = this.redis.pipeline();
-    for (let i = 0; i < flat.length; i += 2) p.publish(this.keys.cancelChannel(), flat[i]!);
-    await p.exec();
-    throw new MeshError('cancelled', error.message);
   }
 
   /** Sends the activation's deferred records now (no-op when there are none). */

@@ -1,0 +1,25 @@
+import { EVENT_STREAM_MAXLEN } from '../defaults.js';
+
+// Appends a `status` event for an invocation to its tree's log (for the steps of lua-scripts.ts and
+// ending-scripts.ts). The TypeScript twin is encodeEvent (wire/mesh-event.ts), for events whose
+// caller knows them in full.
+// These are built here because whether they happen at all (a status that actually changed) and
+// their agent and parentId are only known inside the atomic step; both produce the MeshEvent shape.
+export const STATUS_EVENT = `
+local function statusEvent(inv, events, status, at)
+  local e = {invocationId = redis.call('HGET', inv, 'id'), agent = redis.call('HGET', inv, 'agent'),
+    type = 'status', at = at, data = {status = status}}
+  local parent = redis.call('HGET', inv, 'parentId')
+  if parent then e.parentId = parent end
+  redis.call('XADD', events, 'MAXLEN', '~', '${EVENT_STREAM_MAXLEN}', '*', 'e', cjson.encode(e))
+end
+`;
+
+// Adds a model call's tokens to the tree's budget counter (`budgetUsed` on the root's hash) when
+// the tree has a budget (DESIGN §13): in the very step that records the call, so exactly once.
+export const SPEND_BUDGET = `
+local function spendBudget(inv, root, prompt, completion)
+  local used = tonumber(prompt) + tonumber(completion)
+  if used > 0 and redis.call('HEXISTS', inv, 'budget') == 1 then redis.call('HINCRBY', root, 'budgetUsed', used) end
+end
+`;

@@ -1,0 +1,27 @@
+import { codedError, type KeyLayout, MeshError, type MeshRedis, type MeshScripts } from '@agentmesh/shared';
+import type { Activation } from './activation.js';
+
+/**
+ * The tree's token budget is spent (DESIGN §13): fails the root with `budget_exceeded` and
+ * cancels every node still running, as `DELETE` does (CANCEL_TREE, then the cancel broadcast).
+ * Throws MeshError('cancelled'): the activation that found it ends like the rest of the tree.
+ */
+export async function failTree(
+  redis: MeshRedis,
+  scripts: MeshScripts,
+  keys: KeyLayout,
+  activation: Activation,
+): Promise<never> {
+  const s = activation.state;
+  const error = codedError('budget_exceeded', { limit: s.budget ?? 0 });
+  const flat = (await scripts.cancelTree(
+    keys.invocation(s.rootId, s.rootId),
+    keys.tree(s.rootId),
+    s.rootId,
+    JSON.stringify(error),
+  )) as string[];
+  const p = redis.pipeline();
+  for (let i = 0; i < flat.length; i += 2) p.publish(keys.cancelChannel(), flat[i]!);
+  await p.exec();
+  throw new MeshError('cancelled', error.message);
+}
