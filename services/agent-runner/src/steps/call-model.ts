@@ -25,7 +25,7 @@ export async function callModel(
   callId: string,
   signal: AbortSignal,
 ): Promise<CodedError | undefined> {
-  // Recorded already when the activation started (the first call of a fresh one, see ACTIVATE).
+  // Recorded with ACTIVATE already: turn 0 of a fresh activation, or the call a resumed parent named.
   const prestarted = activation.prestarted === callId ? activation.records.get(callId) : undefined;
   activation.prestarted = undefined;
   const started = prestarted ?? startedRecord(ctx, agent, callId);
