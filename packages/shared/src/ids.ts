@@ -4,9 +4,21 @@ import { createHash, randomBytes } from 'node:crypto';
 const ROOT_ID = /^inv_[0-9a-f]{32}$/;
 const ANY_ID = /^inv_[0-9a-f]{32}(-[0-9a-f]{16})?$/;
 
+// Random bytes drawn 4 KiB at a time: one call into the CSPRNG per 256 ids instead of one each
+// (crypto.randomUUID keeps a cache the same way).
+const POOL_BYTES = 4096;
+let pool = Buffer.alloc(0);
+let poolOffset = 0;
+
 /** A new root invocation id: `inv_` + 128 random bits in hex. */
 export function newRootId(): string {
-  return `inv_${randomBytes(16).toString('hex')}`;
+  if (poolOffset + 16 > pool.length) {
+    pool = randomBytes(POOL_BYTES);
+    poolOffset = 0;
+  }
+  const hex = pool.toString('hex', poolOffset, poolOffset + 16);
+  poolOffset += 16;
+  return `inv_${hex}`;
 }
 
 /**
