@@ -9,6 +9,7 @@ import { buildGateway } from '@agentmesh/gateway';
 import t from 'tap';
 import type { FakeScript } from './support/fake-model.js';
 import { startMesh } from './support/mesh.js';
+import { waitUntil } from './support/wait-until.js';
 
 const agentsYaml = `
   echo:
@@ -195,4 +196,53 @@ t.test('no key is a 401; a scoped key cannot reach another agent', async (t) => 
     asTask(await echo.sendMessage(send(part({ $case: 'text', value: 'hi' })))).status?.state,
     TaskState.TASK_STATE_COMPLETED,
   );
+});
+
+t.test('a streaming answer counts against the open-stream caps of event streams', async (t) => {
+  const capped = await buildGateway({
+    config: mesh.config,
+    redisUrl: mesh.redis.url,
+    prefix: mesh.prefix,
+    defaultTimeoutSeconds: 60,
+    retentionSeconds: 3600,
+    apiKeys: 'all-key,echo-key=echo',
+    maxStreamsPerKey: 1,
+    maxStreams: 100,
+  });
+  t.teardown(() => capped.close());
+  await capped.app.listen({ port: 0, host: '127.0.0.1' });
+  const url = `http://127.0.0.1:${(capped.app.server.address() as { port: number }).port}`;
+  const listed = async () =>
+    ((await (await withKey('all-key')(`${url}/invocations?limit=100`)).json()) as { items: unknown[] }).items
+      .length;
+  // The slow agent's stream stays open: it holds the key's one slot.
+  const client = await connect('slow', 'all-key', url);
+  const stream = client.sendMessageStream(send(part({ $case: 'text', value: 'hi' })))[Symbol.asyncIterator]();
+  const first = await stream.next();
+  const taskId = first.value?.payload?.$case === 'task' ? first.value.payload.value.id : '';
+  t.ok(taskId, 'the first stream is open');
+  t.teardown(() => mesh.request('DELETE', `/invocations/${taskId}`));
+  const before = await listed();
+  const refused = await withKey('all-key')(`${url}/a2a/slow`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'SendStreamingMessage', params: {} }),
+  });
+  t.equal(refused.status, 429, 'a second streaming answer is refused');
+  t.equal(((await refused.json()) as any).error.code, 'too_many_streams');
+  t.equal(await listed(), before, 'and started nothing');
+  const events = await withKey('all-key')(`${url}/invocations/${taskId}/events`);
+  t.equal(events.status, 429, 'so is an event stream: one count for both');
+  await events.body?.cancel();
+  await stream.return?.(undefined);
+  await waitUntil(
+    async () => {
+      const res = await withKey('all-key')(`${url}/invocations/${taskId}/events`);
+      await res.body?.cancel();
+      return res.status === 200;
+    },
+    10_000,
+    () => 'the closed A2A stream to free its slot',
+  );
+  t.pass('a closed A2A stream frees its slot');
 });

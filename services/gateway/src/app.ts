@@ -194,8 +194,11 @@ export async function buildGateway(opts: GatewayOptions): Promise<Gateway> {
     waitSeconds: opts.mcpWaitSeconds ?? 300,
     defaultTimeoutSeconds: opts.defaultTimeoutSeconds,
   });
+  // One count of open streams for both kinds: event streams and A2A's streaming answers (DESIGN §16).
+  const streamSlots = new StreamSlots(opts.maxStreamsPerKey ?? 32, opts.maxStreams ?? 1024);
   await app.register(a2aRoutes, {
     mesh,
+    slots: streamSlots,
     invocations,
     hub,
     keys,
@@ -208,7 +211,7 @@ export async function buildGateway(opts: GatewayOptions): Promise<Gateway> {
     keys,
     invocations,
     hub,
-    slots: new StreamSlots(opts.maxStreamsPerKey ?? 32, opts.maxStreams ?? 1024),
+    slots: streamSlots,
     ...(opts.heartbeatMs === undefined ? {} : { heartbeatMs: opts.heartbeatMs }),
   });
   return {

@@ -7,6 +7,7 @@ import {
 import { type AgentPlan, type KeyLayout, MeshError } from '@agentmesh/shared';
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import type { EventHub } from '../events/event-hub.js';
+import type { StreamSlots } from '../events/stream-slots.js';
 import type { InvocationService } from '../invocations/invocation-service.js';
 import type { MeshState } from '../mesh-state.js';
 import { A2A_CARD_SCHEMA, A2A_RPC_SCHEMA } from './a2a-schema.js';
@@ -22,12 +23,17 @@ export interface A2aRoutesOptions {
   invocations: InvocationService;
   hub: EventHub;
   keys: KeyLayout;
+  /** The gateway's open streams: a streaming answer takes one, as an event stream does. */
+  slots: StreamSlots;
   /** MESH_API_KEYS is set: the card declares the bearer scheme. */
   auth: boolean;
   /** The base URL clients reach the gateway at (MESH_PUBLIC_URL); else the request's own origin. */
   publicUrl: string | undefined;
   defaultTimeoutSeconds: number;
 }
+
+// The methods answered with a stream (A2A v1.0 names, and v0.3's that the SDK also accepts).
+const STREAMING = new Set(['SendStreamingMessage', 'SubscribeToTask', 'message/stream', 'tasks/resubscribe']);
 
 /**
  * Each agent over A2A (DESIGN §14, the SDK's JSON-RPC transport, A2A v1.0): its public agent card
@@ -91,9 +97,15 @@ export const a2aRoutes: FastifyPluginAsync<A2aRoutesOptions> = async (app, opts)
       id,
       error: JsonRpcTransportHandler.mapToJSONRPCError(e),
     });
+    // Refused (429 too_many_streams) before anything starts, as GET /invocations/{id}/events is.
+    const method = (req.body as { method?: unknown } | undefined)?.method;
+    const release = STREAMING.has(String(method)) ? opts.slots.acquire(req.meshCaller.owner) : undefined;
     reply.hijack();
     const res = reply.raw;
-    res.on('close', () => ended.abort());
+    res.on('close', () => {
+      ended.abort();
+      release?.();
+    });
     try {
       validateVersion(context.requestedVersion, card, 'JSONRPC');
       const answer = await new JsonRpcTransportHandler(handler).handle(
