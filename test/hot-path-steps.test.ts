@@ -2,7 +2,7 @@
 // make it): which Lua steps one run sends, and who is woken on the done channel.
 import { createHash } from 'node:crypto';
 import * as lua from '@agentmesh/shared';
-import { keyLayout } from '@agentmesh/shared';
+import { DONE_MESSAGE_MAX_BYTES, keyLayout } from '@agentmesh/shared';
 import type { Redis } from 'ioredis';
 import t, { type Test } from 'tap';
 import { turnOf } from './support/fake-model.js';
@@ -21,20 +21,20 @@ const agentsYaml = `
     instructions: "@agent child"
 `;
 
-const script = (r: { agent: string }) =>
-  r.agent === 'parent' && turnOf(r as never) === 0
-    ? { calls: [{ name: '_subagent_child', args: { prompt: 'part' } }] }
-    : { final: `${r.agent} answer` };
+const BIG = 'x'.repeat(DONE_MESSAGE_MAX_BYTES);
 
+const script = (r: { agent: string; messages: unknown[] }) => {
+  if (r.agent === 'parent' && turnOf(r as never) === 0)
+    return { calls: [{ name: '_subagent_child', args: { prompt: 'part' } }] };
+  const big = JSON.stringify(r.messages).includes('big');
+  return { final: big ? BIG : `${r.agent} answer` };
+};
+
+const sha1 = (text: string) => createHash('sha1').update(text).digest('hex');
 const names = new Map(
   Object.entries(lua)
     .filter(([, v]) => typeof v === 'object' && v !== null && 'lua' in v)
-    .map(([name, v]) => [
-      createHash('sha1')
-        .update((v as lua.LuaScript).lua)
-        .digest('hex'),
-      name,
-    ]),
+    .map(([name, v]) => [sha1((v as lua.LuaScript).lua), name]),
 );
 
 /** The mesh's Lua steps by name, in the order Redis runs them, from now until the test ends. */
@@ -47,7 +47,10 @@ async function watchSteps(t: Test, client: Redis): Promise<string[]> {
   });
   const steps: string[] = [];
   monitor.on('monitor', (_time: string, args: string[]) => {
-    const name = ['evalsha', 'eval'].includes(args[0]!.toLowerCase()) ? names.get(args[1]!) : undefined;
+    // EVALSHA names the script by its hash; EVAL (a script's first run on this server) sends it whole.
+    const command = args[0]!.toLowerCase();
+    const sha = command === 'evalsha' ? args[1]! : command === 'eval' ? sha1(args[1]!) : undefined;
+    const name = sha === undefined ? undefined : names.get(sha);
     if (name) steps.push(name);
   });
   await new Promise((r) => setTimeout(r, 100)); // MONITOR is on once Redis has echoed a command to it
@@ -68,7 +71,7 @@ t.test(
       'LIST_RECENT',
       'ACTIVATE', // with the model call's `started` record: the first call of a fresh activation
       'FINISH',
-      'READ_INVOCATION',
+      // No READ_INVOCATION: the done message carried the finished invocation.
     ]);
     t.match(res.json.calls, [{ callId: 't0-model', kind: 'model', status: 'succeeded' }]);
     t.equal(res.json.usage.modelCalls, 1, 'the reply was recorded, with its usage, by the finish');
@@ -97,12 +100,22 @@ t.test(
   },
 );
 
+t.test('a waiter reads an invocation too large for the done message', async (t) => {
+  const mesh = await startMesh(t, { agentsYaml, script });
+  await mesh.invoke('solo', { prompt: 'warm up' });
+  const steps = await watchSteps(t, mesh.client);
+  const res = await mesh.invoke('solo', { prompt: 'big' });
+  t.equal(res.json.output, BIG, 'the whole output');
+  await new Promise((r) => setTimeout(r, 100));
+  t.equal(steps.at(-1), 'READ_INVOCATION', 'read once it was announced without it');
+});
+
 t.test("a delegation's end wakes no gateway: only the root is published on the done channel", async (t) => {
   const mesh = await startMesh(t, { agentsYaml, script });
   const subscriber = mesh.client.duplicate();
   t.teardown(() => subscriber.disconnect());
   const published: string[] = [];
-  subscriber.on('message', (_channel: string, id: string) => published.push(id));
+  subscriber.on('message', (_channel: string, message: string) => published.push(message.split('\n')[0]!));
   await subscriber.subscribe(keyLayout(mesh.prefix).doneChannel());
   const res = await mesh.invoke('parent', { prompt: 'go' });
   t.equal(res.json.output, 'parent answer');

@@ -5,10 +5,17 @@ import type { LuaScript } from './lua-scripts.js';
 // The Lua steps that end invocations: one finishing (its parent's record with it), a tree cancelled.
 
 /**
+ * The largest view (state and call records, in bytes) the done message carries; a larger one is
+ * read by the waiter (READ_INVOCATION). Every gateway receives every root's message.
+ */
+export const DONE_MESSAGE_MAX_BYTES = 32 * 1024;
+
+/**
  * Writes the terminal state once (compare-and-set), completes the parent's call record when the
  * invocation is a delegation, adds its tree usage to its parent's (`sub…` fields: each child's
  * subtree is rolled up exactly once, DESIGN §13), sets the retention TTL, appends the event and
- * wakes the waiters of a root (on the done channel; nothing waits on a child there). A root whose
+ * wakes the waiters of a root (on the done channel: `id`, or `id\n[stateFlat, callsFlat]` up to
+ * DONE_MESSAGE_MAX_BYTES, the answer READ_INVOCATION would give; nothing waits on a child there). A root whose
  * tree was failed (`treeError`, set by CANCEL_TREE) ends `failed` with that error, not `cancelled`.
  * KEYS: inv, calls, memory, events, parent calls, parent inv (both its own when a root), root inv.
  * ARGV: epoch ('' = unfenced), status,
@@ -75,10 +82,20 @@ local ttl = tonumber(ARGV[12])
 redis.call('EXPIRE', KEYS[1], ttl)
 redis.call('EXPIRE', KEYS[2], ttl)
 redis.call('EXPIRE', KEYS[3], ttl)
--- Only roots have waiters (a request waiting on invoke): a child's end wakes no gateway.
+-- Only roots have waiters (a request waiting on invoke): a child's end wakes no gateway. The
+-- message carries what READ_INVOCATION would answer when it is small, so a waiter need not read.
 if redis.call('HGET', KEYS[1], 'parentId') == false then
   redis.call('EXPIRE', KEYS[4], ttl)
-  redis.call('PUBLISH', ARGV[13], redis.call('HGET', KEYS[1], 'id'))
+  local id = redis.call('HGET', KEYS[1], 'id')
+  local state, calls = redis.call('HGETALL', KEYS[1]), redis.call('HGETALL', KEYS[2])
+  local size = 0
+  for _, v in ipairs(state) do size = size + #v end
+  for _, v in ipairs(calls) do size = size + #v end
+  if size <= ${DONE_MESSAGE_MAX_BYTES} then
+    redis.call('PUBLISH', ARGV[13], id .. '\\n' .. cjson.encode({state, calls}))
+  else
+    redis.call('PUBLISH', ARGV[13], id)
+  end
 end
 return 1`,
 };

@@ -18,6 +18,7 @@ import {
   newRootId,
   rootOf,
   type SessionStore,
+  toInvocationView,
 } from '@agentmesh/shared';
 import type { Queue } from 'bullmq';
 import { wakeParkedJob } from '../approvals/wake-parked-job.js';
@@ -25,7 +26,7 @@ import { ANYONE, type Caller } from '../auth/caller.js';
 import { GatewaySessions, sessionFields } from '../sessions/gateway-sessions.js';
 import { IdempotencyStore } from './idempotency-store.js';
 import { InvocationReader } from './invocation-reader.js';
-import { readInvocationSafely } from './read-invocation-safely.js';
+import { invocationOfDoneMessage, readInvocationSafely } from './read-invocation-safely.js';
 import { budgetOf, type StartOptions } from './start-options.js';
 import type { Waiters } from './waiters.js';
 
@@ -80,6 +81,9 @@ export class InvocationService extends InvocationReader {
     } finally {
       waiter.cancel();
     }
+    // The done message carries the finished invocation when it is small: no read then.
+    const done = waiter.message === undefined ? undefined : invocationOfDoneMessage(waiter.message);
+    if (done?.state.id === id) return toInvocationView(done.state, done.calls);
     return (await this.view(id))!;
   }
 

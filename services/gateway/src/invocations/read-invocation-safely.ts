@@ -55,6 +55,37 @@ export async function readInvocationSafely(
     keys.invocation(root, id),
     keys.calls(root, id),
   )) as [string[], string[]];
+  return decodeInvocationSafely(stateFlat, callsFlat);
+}
+
+/**
+ * The invocation FINISH sent with a root's done message (`[stateFlat, callsFlat]` as JSON, the
+ * answer READ_INVOCATION gives), read as tolerantly; undefined when it is not that shape.
+ */
+export function invocationOfDoneMessage(
+  json: string,
+): { state: InvocationState; calls: CallRecord[] } | undefined {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(json);
+  } catch {
+    return undefined;
+  }
+  if (!Array.isArray(parsed) || parsed.length !== 2) return undefined;
+  // Lua's cjson writes an empty table (no call records) as {}.
+  const [state, calls] = parsed.map((flat) => (Array.isArray(flat) ? flat : []));
+  if (![state, calls].every((flat) => flat!.every((v: unknown) => typeof v === 'string'))) return undefined;
+  try {
+    return decodeInvocationSafely(state as string[], calls as string[]);
+  } catch {
+    return undefined; // e.g. a version this gateway does not know: a read says so properly
+  }
+}
+
+function decodeInvocationSafely(
+  stateFlat: string[],
+  callsFlat: string[],
+): { state: InvocationState; calls: CallRecord[] } | undefined {
   if (stateFlat.length === 0) return undefined;
   return {
     state: decodeInvocation(sanitizeInvocationHash(pairs(stateFlat))),

@@ -6,7 +6,7 @@ import type { MeshRedis } from '@agentmesh/shared';
  * cannot slip past it.
  */
 export class Waiters {
-  private readonly waiting = new Map<string, Set<() => void>>();
+  private readonly waiting = new Map<string, Set<(message: string | undefined) => void>>();
   private closing = false;
 
   constructor(
@@ -15,11 +15,14 @@ export class Waiters {
   ) {}
 
   async start(): Promise<void> {
-    this.subscriber.on('message', (_channel: string, id: string) => {
+    // `id`, or `id\n<the invocation>` (see FINISH): the rest goes to the waiters as it is.
+    this.subscriber.on('message', (_channel: string, message: string) => {
+      const nl = message.indexOf('\n');
+      const id = nl < 0 ? message : message.slice(0, nl);
       const set = this.waiting.get(id);
       if (!set) return;
       this.waiting.delete(id);
-      for (const wake of set) wake();
+      for (const wake of set) wake(nl < 0 ? undefined : message.slice(nl + 1));
     });
     await this.subscriber.subscribe(this.channel);
   }
@@ -30,15 +33,28 @@ export class Waiters {
    */
   releaseAll(): void {
     this.closing = true;
-    for (const set of this.waiting.values()) for (const wake of set) wake();
+    for (const set of this.waiting.values()) for (const wake of set) wake(undefined);
     this.waiting.clear();
   }
 
-  /** Registers interest in `id`; `wait(ms)` resolves true when it finished, false on timeout. */
-  register(id: string): { wait(ms: number, signal?: AbortSignal): Promise<boolean>; cancel(): void } {
-    let wake!: () => void;
-    const done = new Promise<void>((r) => (wake = r));
-    if (this.closing) wake();
+  /**
+   * Registers interest in `id`; `wait(ms)` resolves true when it finished, false on timeout. Once
+   * finished, `message` holds what the done message carried besides the id (see FINISH), if any.
+   */
+  register(id: string): {
+    wait(ms: number, signal?: AbortSignal): Promise<boolean>;
+    cancel(): void;
+    readonly message: string | undefined;
+  } {
+    let message: string | undefined;
+    let wake!: (m: string | undefined) => void;
+    const done = new Promise<void>((r) => {
+      wake = (m) => {
+        message = m;
+        r();
+      };
+    });
+    if (this.closing) wake(undefined);
     const set = this.waiting.get(id) ?? new Set();
     this.waiting.set(id, set);
     set.add(wake);
@@ -49,6 +65,9 @@ export class Waiters {
     };
     return {
       cancel,
+      get message() {
+        return message;
+      },
       wait: async (ms, signal) => {
         let timer: NodeJS.Timeout | undefined;
         const timeout = new Promise<boolean>((r) => {
