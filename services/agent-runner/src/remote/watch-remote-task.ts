@@ -1,6 +1,7 @@
 import { type StreamResponse, type Task, TaskState } from '@a2a-js/sdk';
 import type { Client } from '@a2a-js/sdk/client';
 import { abortableSleep } from '../abortable-sleep.js';
+import { timeoutSignal } from '../timeout-signal.js';
 
 const SETTLED = new Set([
   TaskState.TASK_STATE_COMPLETED,
@@ -30,18 +31,26 @@ export async function watchRemoteTask(
   for (;;) {
     const task = await get();
     if (isSettled(task) || Date.now() >= until) return task;
-    const window = AbortSignal.any([signal, AbortSignal.timeout(until - Date.now())]);
+    // Not AbortSignal.any([signal, AbortSignal.timeout(…)]): nothing holds that timeout signal,
+    // which may be collected before it fires, and then the stream is watched until its next event
+    // (a parked child stayed `running` for a minute). Here the timer is ours until clear().
+    const window = timeoutSignal(signal, until - Date.now());
     try {
-      for await (const event of client.resubscribeTask({ tenant: '', id: taskId }, { signal: window })) {
+      for await (const event of client.resubscribeTask(
+        { tenant: '', id: taskId },
+        { signal: window.signal },
+      )) {
         if (settles(event)) break;
       }
     } catch {
       if (signal.aborted) throw signal.reason;
-      if (!window.aborted) {
+      if (!window.signal.aborted) {
         // No subscription here (or it broke): poll, backing off, within the window.
         await abortableSleep(Math.min(pollMs, Math.max(0, until - Date.now())), signal);
         pollMs = Math.min(pollMs * 2, 2000);
       }
+    } finally {
+      window.clear();
     }
     if (signal.aborted) throw signal.reason;
   }
