@@ -116,6 +116,7 @@ t.test('an invalid prompt is a child failure and does not call the child model',
   t.equal(mesh.model.of('researcher').length, 0, 'the child model is never called');
   const child = await mesh.get(`/invocations/${res.json.calls[1].childId}`);
   t.match(child.json, { status: 'failed', error: { code: 'invalid_input' } });
+  t.strictSame(child.json.calls, [], 'nor records one: its parent found the input invalid too');
 });
 
 t.test('routes a tool and a sub-agent sharing a name to their own namespace', async (t) => {

@@ -113,7 +113,7 @@ t.test('an activation that was taken over writes neither its deferred reply nor 
   t.equal(await redis.hget(keys.invocation(id, id), 'status'), 'running');
 });
 
-const react = { firstCallId: 't0-model', model: 'default', defHash: 'x' };
+const react = { firstCallId: 't0-model', model: 'default', defHash: 'x', child: false };
 
 t.test("a fresh activation records its first call's started in the same step; no other does", async (t) => {
   const { redis, store, create } = await setup(t);
@@ -176,5 +176,12 @@ t.test('the first call is not recorded where the runner would refuse the activat
   t.ok(await refused(cancelled), 'a cancelled invocation');
   t.ok(await refused(await create({ deadline: Date.now() - 1 })), 'a deadline passed');
   t.ok(await refused(await create({ budget: 100 })), 'a tree with a budget (the runner checks it)');
-  t.ok(await refused(await create(), { ...react, firstCallId: '' }), 'a child that checks its input first');
+  t.ok(await refused(await create(), { ...react, child: true }), 'a child whose input is not checked yet');
+  const checked = await create();
+  await redis.hset(keys.invocation(checked, checked), 'inputChecked', '1');
+  t.equal(
+    (await store.activate(checked, checked, 'r1', { ...react, child: true }))!.prestarted,
+    't0-model',
+    'a child whose parent checked its input is recorded',
+  );
 });

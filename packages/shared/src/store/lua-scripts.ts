@@ -13,8 +13,9 @@ export interface LuaScript {
 
 /**
  * Starts an activation. KEYS: inv, calls, events. ARGV: now, runner, nowIso, and for a ReAct agent
- * the first call of a fresh activation ('' when the runner checks the input first), the model's
- * name and the definition hash the runner holds.
+ * the first call of a fresh activation, the model's name, the definition hash the runner holds,
+ * and '1' when it is a child that checks its input first: its fresh call is then recorded only if
+ * its parent checked that input already (`inputChecked` in its hash).
  * Returns nil (absent), or {epoch, recovered(0/1), stateFlat, callsFlat, prestarted callId or ''}.
  * A terminal invocation returns epoch 0 and is not changed. An invocation found `running` was
  * abandoned by a runner that crashed: its recovery count goes up.
@@ -46,7 +47,8 @@ local resume = redis.call('HGET', KEYS[1], 'resumeCall')
 if resume then redis.call('HDEL', KEYS[1], 'resumeCall') end
 local first = ''
 if ARGV[6] then
-  if status == 'queued' and ARGV[4] ~= '' and redis.call('EXISTS', KEYS[2]) == 0 then first = ARGV[4]
+  local checked = ARGV[7] ~= '1' or redis.call('HGET', KEYS[1], 'inputChecked') == '1'
+  if status == 'queued' and ARGV[4] ~= '' and checked and redis.call('EXISTS', KEYS[2]) == 0 then first = ARGV[4]
   elseif status == 'waiting' and resume and redis.call('HEXISTS', KEYS[2], resume) == 0 then first = resume end
 end
 if first ~= '' and redis.call('HGET', KEYS[1], 'defHash') == ARGV[6]

@@ -11,6 +11,7 @@ import {
 import { Job, WaitingChildrenError } from 'bullmq';
 import { agentLabel } from '../metrics.js';
 import type { Activation, ChildSubmission } from '../store/activation-store.js';
+import { checkChildInput } from './check-child-input.js';
 import type { RunnerContext } from './runner-context.js';
 
 /** A sub-agent call to submit; a code agent's carries the memory writes committed before it. */
@@ -60,6 +61,8 @@ export async function submitDelegations(
       input: c.args,
       deadline: s.deadline,
       defHash: child.definitionHash,
+      // The check the child makes first (see ACTIVATE): done here, it need not hold its model call.
+      inputChecked: child.kind === 'react' && checkChildInput(child, c.args) === undefined,
     });
   }
   // A deferred model reply goes out with the children, or alone before their jobs exist.

@@ -1,9 +1,7 @@
 import {
   type AgentPlan,
-  boundedValidation,
   type CodedError,
   codedError,
-  DEFAULT_INPUT_SCHEMA,
   isMeshError,
   type JobData,
   modelCallId,
@@ -16,6 +14,7 @@ import { settleRunnerSession } from '../sessions/settle-runner-session.js';
 import { type Activation, FencedOutError } from '../store/activation-store.js';
 import { traceActivation } from '../tracing.js';
 import type { AgentRun } from './agent-run.js';
+import { checkChildInput } from './check-child-input.js';
 import { runCodeAgent } from './code-agent/run-code-agent.js';
 import { finishFailed } from './finish-invocation.js';
 import { runReactAgent } from './react/run-react-agent.js';
@@ -92,20 +91,20 @@ async function activate(
 
 /**
  * What ACTIVATE needs to record a ReAct activation's first model call `started` (see ACTIVATE):
- * not for a child that validates its input first (refuse() may fail it before any call), nor for
- * code and remote agents.
+ * not for code and remote agents. A child checks its input first (refuse() may fail it before any
+ * call), so its call is recorded so only when its parent checked that input already.
  */
 function reactStart(
   ctx: RunnerContext,
   data: JobData,
-): { firstCallId: string; model: string; defHash: string } | undefined {
+): { firstCallId: string; model: string; defHash: string; child: boolean } | undefined {
   const agent = ctx.plan.agents[data.agent];
-  if (!agent || agent.kind !== 'react' || ctx.codeAgents[agent.name]) return undefined;
-  const checksInput = data.invocationId !== data.rootId && agent.inputSchema !== undefined;
+  if (agent?.kind !== 'react' || ctx.codeAgents[agent.name]) return undefined;
   return {
-    firstCallId: checksInput ? '' : modelCallId(0),
+    firstCallId: modelCallId(0),
     model: agent.model ?? '',
     defHash: agent.definitionHash,
+    child: data.invocationId !== data.rootId && agent.inputSchema !== undefined,
   };
 }
 
@@ -137,16 +136,4 @@ function refuse(
   if (activation.records.size === 0 && s.parentId && agent.inputSchema)
     return checkChildInput(agent, s.input);
   return undefined;
-}
-
-/** A ReAct child validates its input; an invalid one is a child failure that never calls the model. */
-function checkChildInput(agent: AgentPlan, input: unknown) {
-  // The input is the parent model's arguments: judged with work bounded by their size.
-  const problems = boundedValidation(agent.inputSchema!, input, JSON.stringify(input ?? null).length);
-  if (problems === undefined) return undefined;
-  const isDefault = JSON.stringify(agent.inputSchema) === JSON.stringify(DEFAULT_INPUT_SCHEMA);
-  const message = isDefault
-    ? "ReAct sub-agent input must be an object containing only a string 'prompt'."
-    : `Invalid input: ${problems}`;
-  return { error: codedError('invalid_input', message) };
 }

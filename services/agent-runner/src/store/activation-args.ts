@@ -67,5 +67,6 @@ export function submitChildArgs(
       ...(s.traceparent ? { traceparent: s.traceparent } : {}),
       ...(s.budget !== undefined ? { budget: s.budget } : {}),
     }),
+    ...(c.inputChecked ? ['inputChecked', '1'] : []),
   ];
 }

@@ -1,6 +1,5 @@
 import {
   type CallRecord,
-  codedError,
   compareCallIds,
   decodeCalls,
   decodeInvocation,
@@ -50,7 +49,7 @@ export class ActivationStore {
     id: string,
     rootId: string,
     runner: string,
-    react?: { firstCallId: string; model: string; defHash: string },
+    react?: { firstCallId: string; model: string; defHash: string; child: boolean },
   ): Promise<Activation | undefined> {
     const res = (await this.scripts.activate(
       this.keys.invocation(rootId, id),
@@ -59,7 +58,7 @@ export class ActivationStore {
       Date.now(),
       runner,
       new Date().toISOString(),
-      ...(react ? [react.firstCallId, react.model, react.defHash] : []),
+      ...(react ? [react.firstCallId, react.model, react.defHash, react.child ? '1' : '0'] : []),
     )) as [number, number, string[], string[], string] | null;
     if (!res) return undefined;
     const [epoch, recovered, stateFlat, callsFlat, prestarted] = res;

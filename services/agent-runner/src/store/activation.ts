@@ -41,4 +41,6 @@ export interface ChildSubmission {
   input: unknown;
   deadline: number;
   defHash: string;
+  /** The parent checked the input against the child's schema: its first call may ride with ACTIVATE. */
+  inputChecked?: boolean;
 }
