@@ -5,10 +5,9 @@
 import { randomUUID } from 'node:crypto';
 import { type Message, type Part, Role, type SendMessageRequest, type Task, TaskState } from '@a2a-js/sdk';
 import { ClientFactory, JsonRpcTransportFactory } from '@a2a-js/sdk/client';
-import { buildGateway } from '@agentmesh/gateway';
 import t from 'tap';
 import type { FakeScript } from './support/fake-model.js';
-import { startMesh } from './support/mesh.js';
+import { listenGateway, startMesh } from './support/mesh.js';
 import { waitUntil } from './support/wait-until.js';
 
 const agentsYaml = `
@@ -136,17 +135,7 @@ t.test('a stream brings status updates, then the artifact and completion', async
 });
 
 t.test('a second gateway on the same Redis answers GetTask', async (t) => {
-  const other = await buildGateway({
-    config: mesh.config,
-    redisUrl: mesh.redis.url,
-    prefix: mesh.prefix,
-    defaultTimeoutSeconds: 60,
-    retentionSeconds: 3600,
-    apiKeys: 'all-key,echo-key=echo',
-  });
-  t.teardown(() => other.close());
-  await other.app.listen({ port: 0, host: '127.0.0.1' });
-  const otherUrl = `http://127.0.0.1:${(other.app.server.address() as { port: number }).port}`;
+  const { base: otherUrl } = await listenGateway(t, mesh, { apiKeys: 'all-key,echo-key=echo' });
   const task = asTask(await (await connect('echo')).sendMessage(send(part({ $case: 'text', value: 'hi' }))));
   const elsewhere = await connect('echo', 'all-key', otherUrl);
   const got = await elsewhere.getTask({ tenant: '', id: task.id, historyLength: undefined });
@@ -199,19 +188,11 @@ t.test('no key is a 401; a scoped key cannot reach another agent', async (t) => 
 });
 
 t.test('a streaming answer counts against the open-stream caps of event streams', async (t) => {
-  const capped = await buildGateway({
-    config: mesh.config,
-    redisUrl: mesh.redis.url,
-    prefix: mesh.prefix,
-    defaultTimeoutSeconds: 60,
-    retentionSeconds: 3600,
+  const { base: url } = await listenGateway(t, mesh, {
     apiKeys: 'all-key,echo-key=echo',
     maxStreamsPerKey: 1,
     maxStreams: 100,
   });
-  t.teardown(() => capped.close());
-  await capped.app.listen({ port: 0, host: '127.0.0.1' });
-  const url = `http://127.0.0.1:${(capped.app.server.address() as { port: number }).port}`;
   const listed = async () =>
     ((await (await withKey('all-key')(`${url}/invocations?limit=100`)).json()) as { items: unknown[] }).items
       .length;

@@ -1,32 +1,12 @@
 // DESIGN §16 for event streams: they share the gateway's Redis connections (the count does not grow
 // with open streams), their number is capped per API key and per gateway (429 too_many_streams),
 // and a Last-Event-ID at or past the invocation's terminal event ends the stream at once.
-import { buildGateway, type Gateway, type GatewayOptions } from '@agentmesh/gateway';
-import t, { type Test } from 'tap';
-import { startMesh, type TestMesh } from './support/mesh.js';
+import t from 'tap';
+import { listenGateway, startMesh } from './support/mesh.js';
 import { waitUntil } from './support/wait-until.js';
 
 // No runner: every invocation stays queued, so its stream stays open until it is cancelled.
 const mesh = await startMesh(t, { agentsYaml: '  chat: {instructions: "@agent chat"}\n', runners: 0 });
-
-/** A gateway of its own on the mesh, listening on a free port. */
-async function gatewayOn(
-  t: Test,
-  m: TestMesh,
-  extra: Partial<GatewayOptions>,
-): Promise<{ gw: Gateway; base: string }> {
-  const gw = await buildGateway({
-    config: m.config,
-    redisUrl: m.redis.url,
-    prefix: m.prefix,
-    defaultTimeoutSeconds: 60,
-    retentionSeconds: 3600,
-    ...extra,
-  });
-  t.teardown(() => gw.close());
-  await gw.app.listen({ port: 0, host: '127.0.0.1' });
-  return { gw, base: `http://127.0.0.1:${(gw.app.server.address() as { port: number }).port}` };
-}
 
 /** Starts an invocation of chat that stays queued; returns its id. */
 async function queued(base: string, key?: string): Promise<string> {
@@ -67,7 +47,7 @@ async function readAll(url: string, headers: Record<string, string> = {}): Promi
 const bearer = (key: string) => ({ authorization: `Bearer ${key}` });
 
 t.test('open streams are capped per API key and per gateway with 429 too_many_streams', async (t) => {
-  const { base } = await gatewayOn(t, mesh, {
+  const { base } = await listenGateway(t, mesh, {
     apiKeys: 'alpha,beta,gamma',
     maxStreamsPerKey: 2,
     maxStreams: 3,
@@ -110,7 +90,7 @@ t.test('open streams are capped per API key and per gateway with 429 too_many_st
 });
 
 t.test('callers without an API key count as one caller', async (t) => {
-  const { base } = await gatewayOn(t, mesh, { maxStreamsPerKey: 2, maxStreams: 100 });
+  const { base } = await listenGateway(t, mesh, { maxStreamsPerKey: 2, maxStreams: 100 });
   const id = await queued(base);
   const streams = [await open(base, id), await open(base, id)];
   t.teardown(() => {
@@ -122,7 +102,7 @@ t.test('callers without an API key count as one caller', async (t) => {
 });
 
 t.test("the gateway's Redis connections do not grow with the number of open streams", async (t) => {
-  const { base } = await gatewayOn(t, mesh, {});
+  const { base } = await listenGateway(t, mesh, {});
   const clients = async () =>
     String(await mesh.client.client('LIST'))
       .trim()
@@ -142,7 +122,7 @@ t.test("the gateway's Redis connections do not grow with the number of open stre
 });
 
 t.test('a Last-Event-ID at or past the terminal event ends the stream at once', async (t) => {
-  const { base } = await gatewayOn(t, mesh, { heartbeatMs: 200 });
+  const { base } = await listenGateway(t, mesh, { heartbeatMs: 200 });
   const id = await queued(base);
   const cancelled = await fetch(`${base}/invocations/${id}`, { method: 'DELETE' });
   t.equal(cancelled.status, 202);
@@ -160,7 +140,7 @@ t.test('a Last-Event-ID at or past the terminal event ends the stream at once', 
 });
 
 t.test('a stream resumed past the end of a running invocation ends when it ends', async (t) => {
-  const { base } = await gatewayOn(t, mesh, { heartbeatMs: 100 });
+  const { base } = await listenGateway(t, mesh, { heartbeatMs: 100 });
   const id = await queued(base);
   const read = readAll(`${base}/invocations/${id}/events`, { 'last-event-id': '99999999999999-0' });
   await new Promise((r) => setTimeout(r, 300));
@@ -169,7 +149,7 @@ t.test('a stream resumed past the end of a running invocation ends when it ends'
 });
 
 t.test('events appended after a stream opened reach it through the shared reader', async (t) => {
-  const { base } = await gatewayOn(t, mesh, {});
+  const { base } = await listenGateway(t, mesh, {});
   const ids = [await queued(base), await queued(base)];
   const reads = ids.map((id) => readAll(`${base}/invocations/${id}/events`));
   await new Promise((r) => setTimeout(r, 200));

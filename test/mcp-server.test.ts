@@ -2,13 +2,12 @@
 // HTTP, against POST /mcp of a live gateway with API keys: tools/list per key scope, tools/call
 // with text and structured output, failures and unfinished invocations as isError results, an MCP
 // cancellation cancelling the invocation, and the REST 401 without a key.
-import { buildGateway } from '@agentmesh/gateway';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
 import t, { type Test } from 'tap';
 import type { FakeScript } from './support/fake-model.js';
-import { startMesh } from './support/mesh.js';
+import { listenGateway, startMesh } from './support/mesh.js';
 import { waitUntil } from './support/wait-until.js';
 
 const agentsYaml = `
@@ -142,22 +141,8 @@ t.test('a failed invocation is an isError result naming it and its error', async
 });
 
 t.test('an invocation still running when the wait ends is an isError result with its id', async (t) => {
-  const short = await buildGateway({
-    config: mesh.config,
-    redisUrl: mesh.redis.url,
-    prefix: mesh.prefix,
-    defaultTimeoutSeconds: 60,
-    retentionSeconds: 3600,
-    apiKeys: 'all-key',
-    mcpWaitSeconds: 1,
-  });
-  t.teardown(() => short.close());
-  await short.app.listen({ port: 0, host: '127.0.0.1' });
-  const client = await connect(
-    t,
-    'all-key',
-    `http://127.0.0.1:${(short.app.server.address() as { port: number }).port}`,
-  );
+  const short = await listenGateway(t, mesh, { apiKeys: 'all-key', mcpWaitSeconds: 1 });
+  const client = await connect(t, 'all-key', short.base);
   const result = await client.callTool({ name: 'slow', arguments: { prompt: 'take your time' } });
   t.equal(result.isError, true);
   const id = idIn(textOf(result))!;

@@ -6,10 +6,9 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { buildGateway } from '@agentmesh/gateway';
 import t, { type Test } from 'tap';
 import { openapiMesh } from './fixtures/openapi-client/openapi-mesh.js';
-import { startMesh } from './support/mesh.js';
+import { listenGateway, startMesh } from './support/mesh.js';
 
 const run = promisify(execFile);
 const root = path.resolve(import.meta.dirname, '..');
@@ -29,17 +28,7 @@ await mesh.gateway.app.listen({ port: 0, host: '127.0.0.1' });
 const base = `http://127.0.0.1:${(mesh.gateway.app.server.address() as { port: number }).port}`;
 
 // The same mesh behind a gateway with MESH_API_KEYS: one key for everything, one scoped to echo.
-const secured = await buildGateway({
-  config: mesh.config,
-  redisUrl: mesh.redis.url,
-  prefix: mesh.prefix,
-  defaultTimeoutSeconds: 60,
-  retentionSeconds: 3600,
-  apiKeys: 'all-key,echo-key=echo',
-});
-t.teardown(() => secured.close());
-await secured.app.listen({ port: 0, host: '127.0.0.1' });
-const securedBase = `http://127.0.0.1:${(secured.app.server.address() as { port: number }).port}`;
+const { base: securedBase } = await listenGateway(t, mesh, { apiKeys: 'all-key,echo-key=echo' });
 
 const fetchDoc = async (url: string, key?: string): Promise<Doc> => {
   const res = await fetch(`${url}/docs/json`, key ? { headers: { authorization: `Bearer ${key}` } } : {});

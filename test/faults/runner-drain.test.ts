@@ -1,7 +1,7 @@
 // SIGTERM drains a runner: it takes no new jobs and finishes the ones in hand; past
 // RUNNER_DRAIN_MS it hands them back to the queue, where another runner resumes them.
 import { keyLayout } from '@agentmesh/shared';
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { turnOf } from '../support/fake-model.js';
 import { startMesh, startService } from '../support/mesh.js';
 import { scriptProcess } from '../support/process-group.js';
@@ -12,9 +12,10 @@ const agents = `
 `;
 const slow = () => ({ final: 'slow answer', latencyMs: 1500 });
 
-t.test('a runner given SIGTERM finishes the invocation in hand before it exits', async (t) => {
+/** A mesh whose one runner, a process of its own, is in the model call of a slow invocation. */
+async function runnerInHand(t: Test, drainMs: string) {
   const mesh = await startMesh(t, { runners: 0, agentsYaml: agents, script: slow });
-  const runner = startService(t, 'runner', { ...mesh.env, RUNNER_DRAIN_MS: '20000' });
+  const runner = startService(t, 'runner', { ...mesh.env, RUNNER_DRAIN_MS: drainMs });
   await waitUntil(
     async () => (await mesh.get('/readyz')).status === 200,
     60_000,
@@ -26,6 +27,11 @@ t.test('a runner given SIGTERM finishes the invocation in hand before it exits',
     20_000,
     () => 'the model call',
   );
+  return { mesh, runner, started };
+}
+
+t.test('a runner given SIGTERM finishes the invocation in hand before it exits', async (t) => {
+  const { mesh, runner, started } = await runnerInHand(t, '20000');
   process.kill(-runner.proc.pid!, 'SIGTERM');
   const code = await runner.exited;
   t.equal(code, 0, 'the runner exits cleanly');
@@ -36,19 +42,7 @@ t.test('a runner given SIGTERM finishes the invocation in hand before it exits',
 });
 
 t.test('past the drain timeout a runner hands its job back and another runner finishes it', async (t) => {
-  const mesh = await startMesh(t, { runners: 0, agentsYaml: agents, script: slow });
-  const first = startService(t, 'runner', { ...mesh.env, RUNNER_DRAIN_MS: '100' });
-  await waitUntil(
-    async () => (await mesh.get('/readyz')).status === 200,
-    60_000,
-    () => first.output(),
-  );
-  const started = await mesh.invoke('solo', { prompt: 'go' }, 'wait=0');
-  await waitUntil(
-    async () => mesh.model.requests.length === 1,
-    20_000,
-    () => 'the model call',
-  );
+  const { mesh, runner: first, started } = await runnerInHand(t, '100');
   process.kill(-first.proc.pid!, 'SIGTERM');
   t.equal(await first.exited, 0);
   t.equal(
@@ -72,19 +66,7 @@ t.test('past the drain timeout a runner hands its job back and another runner fi
 // lost its jobs to the stall detector instead of draining. The runner is paused when the SIGTERM
 // arrives, as a stand-in for a blocked event loop; resumed, it must still drain.
 t.test('a runner that cannot answer at once when SIGTERM arrives still drains', async (t) => {
-  const mesh = await startMesh(t, { runners: 0, agentsYaml: agents, script: slow });
-  const runner = startService(t, 'runner', { ...mesh.env, RUNNER_DRAIN_MS: '20000' });
-  await waitUntil(
-    async () => (await mesh.get('/readyz')).status === 200,
-    60_000,
-    () => runner.output(),
-  );
-  const started = await mesh.invoke('solo', { prompt: 'go' }, 'wait=0');
-  await waitUntil(
-    async () => mesh.model.requests.length === 1,
-    20_000,
-    () => 'the model call',
-  );
+  const { mesh, runner, started } = await runnerInHand(t, '20000');
   const main = scriptProcess(runner.proc.pid!, 'agent-runner/src/main.ts');
   t.ok(main, 'the process that runs the runner');
   process.kill(main!, 'SIGSTOP');

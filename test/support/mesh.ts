@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { buildRunner, type Runner } from '@agentmesh/agent-runner';
-import { buildGateway, type Gateway } from '@agentmesh/gateway';
+import { buildGateway, type Gateway, type GatewayOptions } from '@agentmesh/gateway';
 import {
   connectRedis,
   keyLayout,
@@ -244,6 +244,28 @@ export async function startMesh(t: Test, opts: MeshOptions): Promise<TestMesh> {
         what,
       ),
   };
+}
+
+/**
+ * Another gateway on the mesh's config and Redis (options as startMesh's own, `extra` on top),
+ * listening on a free loopback port; closed at teardown.
+ */
+export async function listenGateway(
+  t: Test,
+  mesh: TestMesh,
+  extra: Partial<GatewayOptions> = {},
+): Promise<{ gateway: Gateway; base: string }> {
+  const gateway = await buildGateway({
+    config: mesh.config,
+    redisUrl: mesh.redis.url,
+    prefix: mesh.prefix,
+    defaultTimeoutSeconds: 60,
+    retentionSeconds: 3600,
+    ...extra,
+  });
+  t.teardown(() => gateway.close());
+  await gateway.app.listen({ port: 0, host: '127.0.0.1' });
+  return { gateway, base: `http://127.0.0.1:${(gateway.app.server.address() as { port: number }).port}` };
 }
 
 /** Starts a service through its npm script, in its own process group; killed at teardown. */

@@ -1,5 +1,5 @@
 import { EVENT_STREAM_MAXLEN } from '../defaults.js';
-import { SPEND_BUDGET, STATUS_EVENT } from './lua-fragments.js';
+import { SPEND_BUDGET, STATUS_EVENT, WRITE_RECORD } from './lua-fragments.js';
 import type { LuaScript } from './lua-scripts.js';
 
 // The Lua steps that end invocations: one finishing (its parent's record with it), a tree cancelled.
@@ -31,17 +31,12 @@ export const DONE_MESSAGE_MAX_BYTES = 32 * 1024;
  */
 export const FINISH: LuaScript = {
   numberOfKeys: 7,
-  lua: `${STATUS_EVENT}${SPEND_BUDGET}
+  lua: `${STATUS_EVENT}${SPEND_BUDGET}${WRITE_RECORD}
 local status = redis.call('HGET', KEYS[1], 'status')
 if not status or status == 'succeeded' or status == 'failed' or status == 'cancelled' then return 0 end
 if ARGV[1] ~= '' and redis.call('HGET', KEYS[1], 'epoch') ~= ARGV[1] then return 0 end
 if ARGV[15] then
-  redis.call('HSET', KEYS[2], ARGV[15], ARGV[16])
-  if ARGV[17] ~= '' then redis.call('XADD', KEYS[4], 'MAXLEN', '~', '${EVENT_STREAM_MAXLEN}', '*', 'e', ARGV[17]) end
-  if ARGV[18] ~= '0' then redis.call('HINCRBY', KEYS[1], 'modelCalls', ARGV[18]) end
-  if ARGV[19] ~= '0' then redis.call('HINCRBY', KEYS[1], 'promptTokens', ARGV[19]) end
-  if ARGV[20] ~= '0' then redis.call('HINCRBY', KEYS[1], 'completionTokens', ARGV[20]) end
-  spendBudget(KEYS[1], KEYS[7], ARGV[19], ARGV[20])
+  writeRecord(KEYS[1], KEYS[2], KEYS[4], KEYS[7], ARGV[15], ARGV[16], ARGV[17], ARGV[18], ARGV[19], ARGV[20])
 end
 local final, err, event = ARGV[2], ARGV[4], ARGV[11]
 local treeError = redis.call('HGET', KEYS[1], 'treeError')

@@ -23,3 +23,16 @@ local function spendBudget(inv, root, prompt, completion)
   if used > 0 and redis.call('HEXISTS', inv, 'budget') == 1 then redis.call('HINCRBY', root, 'budgetUsed', used) end
 end
 `;
+
+// Writes a call record and what comes with it: its event, the usage counters and the tree's budget
+// counter (after SPEND_BUDGET). RECORD_CALL's step, and FINISH's for the reply that travels with it.
+export const WRITE_RECORD = `
+local function writeRecord(inv, calls, events, root, callId, record, event, modelCalls, prompt, completion)
+  redis.call('HSET', calls, callId, record)
+  if event ~= '' then redis.call('XADD', events, 'MAXLEN', '~', '${EVENT_STREAM_MAXLEN}', '*', 'e', event) end
+  if modelCalls ~= '0' then redis.call('HINCRBY', inv, 'modelCalls', modelCalls) end
+  if prompt ~= '0' then redis.call('HINCRBY', inv, 'promptTokens', prompt) end
+  if completion ~= '0' then redis.call('HINCRBY', inv, 'completionTokens', completion) end
+  spendBudget(inv, root, prompt, completion)
+end
+`;

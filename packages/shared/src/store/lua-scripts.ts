@@ -1,5 +1,5 @@
 import { EVENT_STREAM_MAXLEN } from '../defaults.js';
-import { SPEND_BUDGET, STATUS_EVENT } from './lua-fragments.js';
+import { SPEND_BUDGET, STATUS_EVENT, WRITE_RECORD } from './lua-fragments.js';
 
 /**
  * The Lua steps that change invocation state. Each runs atomically on one tree's slot; every
@@ -73,19 +73,14 @@ return {epoch, recovered, redis.call('HGETALL', KEYS[1]), redis.call('HGETALL', 
  */
 export const RECORD_CALL: LuaScript = {
   numberOfKeys: 5,
-  lua: `${SPEND_BUDGET}
+  lua: `${SPEND_BUDGET}${WRITE_RECORD}
 if redis.call('HGET', KEYS[1], 'epoch') ~= ARGV[1] then return 0 end
 if ARGV[8] == '1' then
   if redis.call('HGET', KEYS[1], 'cancelRequested') == '1' then return 2 end
   local budget = redis.call('HGET', KEYS[1], 'budget')
   if budget and tonumber(redis.call('HGET', KEYS[5], 'budgetUsed') or '0') >= tonumber(budget) then return 3 end
 end
-redis.call('HSET', KEYS[2], ARGV[2], ARGV[3])
-if ARGV[4] ~= '' then redis.call('XADD', KEYS[3], 'MAXLEN', '~', '${EVENT_STREAM_MAXLEN}', '*', 'e', ARGV[4]) end
-if ARGV[5] ~= '0' then redis.call('HINCRBY', KEYS[1], 'modelCalls', ARGV[5]) end
-if ARGV[6] ~= '0' then redis.call('HINCRBY', KEYS[1], 'promptTokens', ARGV[6]) end
-if ARGV[7] ~= '0' then redis.call('HINCRBY', KEYS[1], 'completionTokens', ARGV[7]) end
-spendBudget(KEYS[1], KEYS[5], ARGV[6], ARGV[7])
+writeRecord(KEYS[1], KEYS[2], KEYS[3], KEYS[5], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6], ARGV[7])
 for i = 9, #ARGV, 2 do
   if ARGV[i + 1] == '' then redis.call('HDEL', KEYS[4], ARGV[i]) else redis.call('HSET', KEYS[4], ARGV[i], ARGV[i + 1]) end
 end
