@@ -18,24 +18,11 @@ import { CallBatch } from './call-batch.js';
 import { agentContext, codeCallId, recordFailure, submitOne } from './code-agent-context.js';
 import { depthRefusal, inputRefusal, refusedRecord, stepError } from './code-agent-refusals.js';
 import { ReplayMemory } from './replay-memory.js';
-
-/** How one replay of a code agent's run ended; `failed` is the mesh ending it (the deadline). */
-export type ReplayOutcome =
-  | { kind: 'returned'; value: unknown }
-  | { kind: 'threw'; error: unknown }
-  | { kind: 'failed'; error: CodedError }
-  /** Our own durable work failed (Redis, fenced out, cancelled): for the activation to handle. */
-  | { kind: 'crashed'; error: unknown }
-  | { kind: 'blocked' };
-
-/** What ends an invocation that runs past its deadline (same as a ReAct agent's). */
-export const DEADLINE_EXCEEDED: CodedError = codedError('deadline_exceeded');
+import { DEADLINE_EXCEEDED, never, type ReplayOutcome } from './replay-outcome.js';
+import { runStep } from './run-step.js';
 
 // setTimeout's longest delay; deadlines are bounded far below it (MESH_MAX_TIMEOUT_SECONDS).
 const MAX_TIMER_MS = 2 ** 31 - 1;
-
-/** A promise that never settles: the answer of a call a later replay (or none) gives. */
-const never = <T>() => new Promise<T>(() => undefined);
 
 /**
  * One execution of a code agent's `run` from the start. Durable calls are numbered in the order
@@ -170,49 +157,24 @@ export class CodeAgentReplay {
       this.batch.reset();
       throw new MeshError(refusal.code as 'too_many_calls', refusal.message);
     }
-    return this.track(async () => {
-      const before = this.memory.take();
-      const started: CallRecord = {
-        v: 1,
-        callId,
-        kind: 'tool',
-        name: label,
-        status: 'started',
-        startedAt: new Date().toISOString(),
-        runner: this.ctx.runnerId,
-        ...(before.length > 0 ? { memory: before } : {}),
-      };
-      await this.system(() => this.ctx.store.record(this.activation, started, undefined, undefined, before));
-      const done = async (outcome: Partial<CallRecord>) => {
-        if (this.settled) return never(); // the run ended meanwhile (its deadline): nothing more is written
-        // The writes made while `fn` ran are committed with its outcome: a replay skips `fn`.
-        const during = this.memory.take();
-        const memory = [...before, ...during];
-        const finished: CallRecord = {
-          ...started,
-          ...outcome,
-          finishedAt: new Date().toISOString(),
-          ...(memory.length > 0 ? { memory } : {}),
-        };
-        await this.system(() =>
-          this.ctx.store.record(this.activation, finished, undefined, undefined, during),
-        );
-      };
-      let value: unknown;
-      try {
-        value = normalizeResult((await fn()) ?? null);
-      } catch (e) {
-        await done({
-          status: 'failed',
-          error: codedError('agent_failed', (e as Error)?.message ?? String(e)),
-        });
-        this.batch.reset();
-        throw e;
-      }
-      await done({ status: 'succeeded', content: JSON.stringify(value) });
-      this.batch.reset();
-      return value as T;
-    });
+    try {
+      return await this.track(() =>
+        runStep(
+          {
+            memory: this.memory,
+            runnerId: this.ctx.runnerId,
+            isSettled: () => this.settled,
+            write: (record, writes) =>
+              this.system(() => this.ctx.store.record(this.activation, record, undefined, undefined, writes)),
+          },
+          callId,
+          label,
+          fn,
+        ),
+      );
+    } finally {
+      this.batch.reset(); // a result (or the error) reached the code
+    }
   }
 
   /**

@@ -14,7 +14,8 @@ import { parkOnApproval } from '../approvals/park-on-approval.js';
 import { parkOnChildren } from '../delegate.js';
 import { finishFailed, finishSucceeded } from '../finish-invocation.js';
 import type { RunnerContext } from '../runner-context.js';
-import { CodeAgentReplay, DEADLINE_EXCEEDED } from './code-agent-replay.js';
+import { CodeAgentReplay } from './code-agent-replay.js';
+import { DEADLINE_EXCEEDED } from './replay-outcome.js';
 
 /**
  * One activation of a code agent: its `run` is replayed from the start, fast-forwarding through
