@@ -34,6 +34,13 @@ t.test("a runner killed during a child's model call: a second runner finishes th
     20_000,
     () => 'the delegation',
   );
+  // The `started` record is written as the child activates, a moment before the request leaves
+  // the runner: kill only once the fake model holds the request, so it is truly in doubt.
+  await waitUntil(
+    async () => mesh.model.of('child').length === 1,
+    20_000,
+    () => "the child's model request",
+  );
   const call = await waitUntil(
     async () =>
       (await mesh.get(`/invocations/${childId}`)).json?.calls?.find(
