@@ -17,8 +17,6 @@ export interface KeyLayout {
   calls(rootId: string, id: string): string;
   /** Hash: an invocation's memory (`ctx.memory`), field = key. */
   memory(rootId: string, id: string): string;
-  /** The prefix of one tree's keys; only the CANCEL_TREE Lua step builds keys from it. */
-  tree(rootId: string): string;
   /** Stream: the event log of a whole invocation tree. */
   events(rootId: string): string;
   /** Sorted set: ids of recent root invocations, score = createdAt, for listing. */
@@ -76,7 +74,6 @@ export function keyLayout(prefix = 'mesh'): KeyLayout {
   return {
     prefix,
     bullPrefix: `{${prefix}-q}`,
-    tree: (rootId) => `${tree(rootId)}:`,
     invocation: (rootId, id) => `${tree(rootId)}:inv:${id}`,
     calls: (rootId, id) => `${tree(rootId)}:calls:${id}`,
     memory: (rootId, id) => `${tree(rootId)}:mem:${id}`,

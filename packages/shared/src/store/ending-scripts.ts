@@ -96,39 +96,39 @@ return 1`,
 };
 
 /**
- * Flags an invocation and its whole subtree (never its ancestors) as cancelled, walking the child
- * ids in the call records. Children created later inherit the flag (SUBMIT_CHILD).
- * KEYS: the target's inv key. ARGV: the tree's key prefix (`<prefix>:{<root>}:`, see keys.ts),
- * the target's id, and optionally an error JSON: the target (a root whose tree fails, e.g. on
- * `budget_exceeded`) then ends `failed` with it instead of `cancelled` (FINISH reads `treeError`;
- * the first error set wins). Returns the flagged invocations that were not terminal: {id, status, ...}.
+ * Flags a batch of one tree's invocations as cancelled (never their ancestors): each one not
+ * terminal gets `cancelRequested`, which every runner checks before each call; children created
+ * later by a flagged parent inherit the flag (SUBMIT_CHILD). cancelTree (cancel-tree.ts) walks the
+ * subtree and calls this for every node it found, and again for any child the step reports that
+ * the walk had not seen yet (one created in between): no node escapes, and each key is in KEYS.
+ * KEYS: inv and calls of each node, in pairs. ARGV: an error JSON or '' (when set and the first
+ * node is not terminal, it gets `treeError`: a root whose tree fails, e.g. on `budget_exceeded`,
+ * then ends `failed` with it instead of `cancelled`; FINISH reads it; the first error set wins),
+ * then the nodes' ids in KEYS' order.
+ * Returns {flagged: [id, status, ...] of the nodes that were not terminal, children: every child id
+ * their call records name}.
  */
 export const CANCEL_TREE: LuaScript = {
-  numberOfKeys: 1,
   lua: `
-local target = redis.call('HGET', KEYS[1], 'status')
-if ARGV[3] and target and target ~= 'succeeded' and target ~= 'failed' and target ~= 'cancelled' then
-  redis.call('HSETNX', KEYS[1], 'treeError', ARGV[3])
+local function live(status)
+  return status and status ~= 'succeeded' and status ~= 'failed' and status ~= 'cancelled'
 end
-local out = {}
-local queue = {ARGV[2]}
-local i = 1
-while queue[i] do
-  local id = queue[i]
-  i = i + 1
-  local inv = ARGV[1] .. 'inv:' .. id
+if ARGV[1] ~= '' and live(redis.call('HGET', KEYS[1], 'status')) then
+  redis.call('HSETNX', KEYS[1], 'treeError', ARGV[1])
+end
+local flagged, children = {}, {}
+for n = 1, #ARGV - 1 do
+  local inv, calls = KEYS[2 * n - 1], KEYS[2 * n]
   local status = redis.call('HGET', inv, 'status')
-  if status and status ~= 'succeeded' and status ~= 'failed' and status ~= 'cancelled' then
+  if live(status) then
     redis.call('HSET', inv, 'cancelRequested', '1')
-    table.insert(out, id)
-    table.insert(out, status)
+    table.insert(flagged, ARGV[n + 1])
+    table.insert(flagged, status)
   end
-  -- The same walk as InvocationReader.subtreeIds (gateway), which only reads and needs no
-  -- atomicity; this one must flag every node in one step so no child escapes the cancel.
-  for _, text in ipairs(redis.call('HVALS', ARGV[1] .. 'calls:' .. id)) do
+  for _, text in ipairs(redis.call('HVALS', calls)) do
     local child = string.match(text, '"childId":"([^"]+)"')
-    if child then table.insert(queue, child) end
+    if child then table.insert(children, child) end
   end
 end
-return out`,
+return {flagged, children}`,
 };

@@ -7,7 +7,8 @@ import { SPEND_BUDGET, STATUS_EVENT, WRITE_RECORD } from './lua-fragments.js';
  * cannot write after another took over. Services register them with ioredis `defineCommand`.
  */
 export interface LuaScript {
-  numberOfKeys: number;
+  /** Absent for a step whose number of keys varies: its caller passes the count first. */
+  numberOfKeys?: number;
   lua: string;
 }
 

@@ -13,7 +13,7 @@ import {
 
 /** The part of an ioredis client (or pipeline) the scripts need. */
 export interface ScriptHost {
-  defineCommand(name: string, definition: { numberOfKeys: number; lua: string }): void;
+  defineCommand(name: string, definition: LuaScript): void;
 }
 
 type Caller = (...args: (string | number)[]) => Promise<unknown>;

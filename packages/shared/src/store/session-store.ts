@@ -2,6 +2,7 @@ import type { Cluster, Redis } from 'ioredis';
 import { SESSION_MAX_INVOCATIONS, SESSION_MAX_MESSAGES, SESSION_MAX_QUEUED } from '../defaults.js';
 import { MeshError } from '../errors/mesh-error.js';
 import type { KeyLayout } from '../keys.js';
+import type { LuaScript } from './lua-scripts.js';
 import { boundHistory, type SessionMessage } from './session-message.js';
 import { SESSION_CLAIM, SESSION_DELETE, SESSION_HAND_OFF } from './session-scripts.js';
 
@@ -45,7 +46,7 @@ export class SessionStore {
     readonly keys: KeyLayout,
     readonly ttlSeconds: number,
   ) {
-    const define = (name: string, script: { numberOfKeys: number; lua: string }): Caller => {
+    const define = (name: string, script: LuaScript): Caller => {
       redis.defineCommand(name, script);
       const host = redis as unknown as Record<string, Caller>;
       return (...args) => host[name]!.call(redis, ...args);

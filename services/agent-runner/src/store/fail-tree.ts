@@ -1,4 +1,11 @@
-import { codedError, type KeyLayout, MeshError, type MeshRedis, type MeshScripts } from '@agentmesh/shared';
+import {
+  cancelTree,
+  codedError,
+  type KeyLayout,
+  MeshError,
+  type MeshRedis,
+  type MeshScripts,
+} from '@agentmesh/shared';
 import type { Activation } from './activation.js';
 
 /**
@@ -14,14 +21,9 @@ export async function failTree(
 ): Promise<never> {
   const s = activation.state;
   const error = codedError('budget_exceeded', { limit: s.budget ?? 0 });
-  const flat = (await scripts.cancelTree(
-    keys.invocation(s.rootId, s.rootId),
-    keys.tree(s.rootId),
-    s.rootId,
-    JSON.stringify(error),
-  )) as string[];
+  const flagged = await cancelTree(redis, scripts, keys, s.rootId, JSON.stringify(error));
   const p = redis.pipeline();
-  for (let i = 0; i < flat.length; i += 2) p.publish(keys.cancelChannel(), flat[i]!);
+  for (const node of flagged) p.publish(keys.cancelChannel(), node.id);
   await p.exec();
   throw new MeshError('cancelled', error.message);
 }

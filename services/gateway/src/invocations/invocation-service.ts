@@ -1,6 +1,7 @@
 import {
   type AgentPlan,
   callerTraceparent,
+  cancelTree,
   codedError,
   encodeEvent,
   encodeNewInvocation,
@@ -101,19 +102,14 @@ export class InvocationService extends InvocationReader {
     const before = await this.viewFor(id, caller);
     if (!before) return undefined;
     if (isTerminal(before.status)) return { view: before, changed: false };
-    const root = rootOf(id);
-    const flat = (await this.scripts.cancelTree(
-      this.keys.invocation(root, id),
-      this.keys.tree(root),
-      id,
-    )) as string[];
+    const flagged = await cancelTree(this.redis, this.scripts, this.keys, id);
     const pipeline = this.redis.pipeline();
-    for (let i = 0; i < flat.length; i += 2) pipeline.publish(this.keys.cancelChannel(), flat[i]!);
+    for (const node of flagged) pipeline.publish(this.keys.cancelChannel(), node.id);
     await pipeline.exec();
-    for (let i = 0; i < flat.length; i += 2) {
-      if (flat[i + 1] === 'queued') await this.dropQueued(flat[i]!);
+    for (const node of flagged) {
+      if (node.status === 'queued') await this.dropQueued(node.id);
       // Parked on an approval (DESIGN §13): woken now, it finishes `cancelled` at once.
-      if (flat[i + 1] === 'waiting') await wakeParkedJob(this.redis, this.keys, this.queues, flat[i]!);
+      if (node.status === 'waiting') await wakeParkedJob(this.redis, this.keys, this.queues, node.id);
     }
     // A session's invocation cancelled before it ran hands its session on now (DESIGN §12).
     await this.settleSessionOf(id);
