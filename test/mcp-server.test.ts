@@ -1,7 +1,8 @@
 // The agents as an MCP server (issue 12, DESIGN §14): the MCP SDK's own client, over Streamable
 // HTTP, against POST /mcp of a live gateway with API keys: tools/list per key scope, tools/call
 // with text and structured output, failures and unfinished invocations as isError results, an MCP
-// cancellation cancelling the invocation, and the REST 401 without a key.
+// cancellation cancelling the invocation (also when it reaches another gateway than the call),
+// and the REST 401 without a key.
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
@@ -172,6 +173,60 @@ t.test('an MCP cancellation of a tools/call cancels its invocation', async (t) =
   const id = list.items[0].id;
   abort.abort('the user changed their mind');
   await t.rejects(call, 'the client sees its request cancelled');
+  const view = await mesh.waitForStatus(id, 'cancelled', 30_000);
+  t.equal(view.error.code, 'cancelled');
+});
+
+t.test('a cancellation that reaches another gateway cancels the call where it runs', async (t) => {
+  // Stateless MCP behind a load balancer: each POST may land on any gateway. The call goes to the
+  // first one; the client's cancellation, with the same key and Mcp-Session-Id, to a second one.
+  const second = await listenGateway(t, mesh, { apiKeys: 'all-key,echo-key=echo' });
+  const sent: { method?: string; id?: string | number }[] = [];
+  const transport = new StreamableHTTPClientTransport(new URL(`${base}/mcp`), {
+    requestInit: { headers: { authorization: 'Bearer all-key' } },
+    fetch: (url, init) => {
+      if (typeof init?.body === 'string') sent.push(JSON.parse(init.body));
+      return fetch(url, init);
+    },
+  });
+  const client = new Client({ name: 'mcp-server-test', version: '1.0.0' });
+  await client.connect(transport);
+  t.teardown(() => client.close());
+  const session = transport.sessionId;
+  t.match(session, /^[0-9a-f]{32}$/, 'initialize handed out a session id');
+  const seen = mesh.model.of('slow').length;
+  // Its answer never comes (a cancelled request gets none): the client's close ends it.
+  const call = client.callTool({ name: 'slow', arguments: { prompt: 'cancel me elsewhere' } });
+  call.catch(() => undefined);
+  await waitUntil(
+    async () => mesh.model.of('slow').length > seen,
+    30_000,
+    () => 'the slow model call',
+  );
+  const list = (await mesh.get('/invocations?agent=slow&status=running')).json;
+  t.equal(list.items.length, 1, 'the one slow invocation running');
+  const id = list.items[0].id;
+  const requestId = sent.find((m) => m.method === 'tools/call')?.id;
+  t.ok(requestId !== undefined, 'the tools/call request id');
+
+  const statuses: number[] = [];
+  const elsewhere = new StreamableHTTPClientTransport(new URL(`${second.base}/mcp`), {
+    requestInit: { headers: { authorization: 'Bearer all-key' } },
+    sessionId: session,
+    fetch: async (url, init) => {
+      const res = await fetch(url, init);
+      statuses.push(res.status);
+      return res;
+    },
+  });
+  const canceller = new Client({ name: 'mcp-server-test', version: '1.0.0' });
+  await canceller.connect(elsewhere); // a known session: no initialize
+  t.teardown(() => canceller.close());
+  await canceller.notification({
+    method: 'notifications/cancelled',
+    params: { requestId: requestId!, reason: 'the user changed their mind' },
+  });
+  t.strictSame(statuses, [202], 'the second gateway accepted the notification');
   const view = await mesh.waitForStatus(id, 'cancelled', 30_000);
   t.equal(view.error.code, 'cancelled');
 });

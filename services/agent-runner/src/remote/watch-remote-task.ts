@@ -17,7 +17,10 @@ export const isSettled = (task: Task): boolean =>
 /**
  * Watches a remote task until it settles or `until` passes, then answers its latest state
  * (GetTask, which carries the artifacts). It waits on SubscribeToTask, so an answer is seen as
- * soon as it exists; a server that offers no subscription is polled with GetTask instead.
+ * soon as it exists. A stream that ends before the task settles (a server that offers no
+ * subscription, a broken connection, or an interrupted task: A2A ends a stream at input-required,
+ * a remote approval then may take hours) is followed by a pause, backing off, before the next
+ * look: a task that stays there is polled with GetTask, never asked about in a loop.
  * Throws the signal's reason when `signal` aborts (cancellation, lock lost, drain).
  */
 export async function watchRemoteTask(
@@ -35,24 +38,27 @@ export async function watchRemoteTask(
     // which may be collected before it fires, and then the stream is watched until its next event
     // (a parked child stayed `running` for a minute). Here the timer is ours until clear().
     const window = timeoutSignal(signal, until - Date.now());
+    let settled = false;
     try {
       for await (const event of client.resubscribeTask(
         { tenant: '', id: taskId },
         { signal: window.signal },
       )) {
-        if (settles(event)) break;
+        if (settles(event)) {
+          settled = true;
+          break;
+        }
       }
     } catch {
       if (signal.aborted) throw signal.reason;
-      if (!window.signal.aborted) {
-        // No subscription here (or it broke): poll, backing off, within the window.
-        await abortableSleep(Math.min(pollMs, Math.max(0, until - Date.now())), signal);
-        pollMs = Math.min(pollMs * 2, 2000);
-      }
     } finally {
       window.clear();
     }
     if (signal.aborted) throw signal.reason;
+    if (!settled && !window.signal.aborted) {
+      await abortableSleep(Math.min(pollMs, Math.max(0, until - Date.now())), signal);
+      pollMs = Math.min(pollMs * 2, 2000);
+    }
   }
 }
 

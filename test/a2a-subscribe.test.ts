@@ -1,0 +1,268 @@
+// A2A SubscribeToTask across gateways (DESIGN §14), with the A2A SDK's own client: a task started
+// (not blocking) on one gateway is followed from a second gateway on the same Redis, through its
+// status updates to completion with its artifact; a task waiting on an approval is input-required,
+// where a subscription ends; and the remote sub-agents' watcher (watchRemoteTask) gets a task's end
+// from that subscription, not by polling GetTask. A tool that waits for the test holds each task
+// where the test needs it, so nothing depends on timing.
+import { randomUUID } from 'node:crypto';
+import { Role, type SendMessageRequest, type StreamResponse, type Task, TaskState } from '@a2a-js/sdk';
+import { ClientFactory, JsonRpcTransportFactory } from '@a2a-js/sdk/client';
+import t from 'tap';
+import { watchRemoteTask } from '../services/agent-runner/src/remote/watch-remote-task.js';
+import { type FakeScript, toolMessagesOf, turnOf } from './support/fake-model.js';
+import { listenGateway, startMesh } from './support/mesh.js';
+import { waitUntil } from './support/wait-until.js';
+
+/** A gate the `hold` tool waits on: `entered` once a call is in, `open()` lets it finish. */
+function gate() {
+  let enter!: () => void;
+  let open!: () => void;
+  const entered = new Promise<void>((r) => (enter = r));
+  const opened = new Promise<void>((r) => (open = r));
+  return { entered, opened, enter, open };
+}
+let held = gate();
+
+const agentsYaml = `
+  held:
+    description: Answers once its hold tool lets go.
+    instructions: "@agent held"
+    tools: [hold]
+  asker:
+    description: Charges, which needs an approval.
+    instructions: "@agent asker"
+    tools: [charge]
+`;
+
+// Both agents call their one tool, then answer with what it returned.
+const script: FakeScript = (r) => {
+  const tool = r.agent === 'asker' ? 'charge' : 'hold';
+  if (turnOf(r) === 0) return { calls: [{ name: tool, args: {} }] };
+  return { final: `done: ${toolMessagesOf(r)[0]?.content ?? ''}` };
+};
+
+const mesh = await startMesh(t, {
+  agentsYaml,
+  script,
+  apiKeys: 'all-key',
+  headers: { authorization: 'Bearer all-key' },
+  tools: [
+    {
+      name: 'hold',
+      description: 'Waits until the test lets go.',
+      input: { type: 'object' },
+      run: async () => {
+        const g = held;
+        g.enter();
+        await g.opened;
+        return 'let go';
+      },
+    },
+    {
+      name: 'charge',
+      description: 'Charges money.',
+      input: { type: 'object' },
+      needsApproval: true,
+      run: async () => 'charged',
+    },
+  ],
+});
+await mesh.gateway.app.listen({ port: 0, host: '127.0.0.1' });
+const base = `http://127.0.0.1:${(mesh.gateway.app.server.address() as { port: number }).port}`;
+const { base: other } = await listenGateway(t, mesh, { apiKeys: 'all-key' });
+
+/** One A2A request a client sent: where, which method, and how it was answered. */
+interface Sent {
+  url: string;
+  method: string;
+  status: number;
+  contentType: string;
+  /** An event stream's text, as far as the client read it. */
+  events: string;
+}
+
+/** A fetch sending the API key and recording each JSON-RPC request in `log`. */
+const recording =
+  (log: Sent[]): typeof fetch =>
+  async (input, init) => {
+    const headers = new Headers(init?.headers);
+    headers.set('authorization', 'Bearer all-key');
+    const res = await fetch(input, { ...init, headers });
+    const body = typeof init?.body === 'string' ? (JSON.parse(init.body) as { method?: string }) : {};
+    const sent: Sent = {
+      url: String(input),
+      method: body.method ?? '',
+      status: res.status,
+      contentType: res.headers.get('content-type') ?? '',
+      events: '',
+    };
+    log.push(sent);
+    if (!res.body || !sent.contentType.startsWith('text/event-stream')) return res;
+    const text = new TextDecoder();
+    const copy = new TransformStream<Uint8Array, Uint8Array>({
+      transform(chunk, controller) {
+        sent.events += text.decode(chunk, { stream: true });
+        controller.enqueue(chunk);
+      },
+    });
+    return new Response(res.body.pipeThrough(copy), { status: res.status, headers: res.headers });
+  };
+
+/** An A2A client of the SDK for `agent` at gateway `url`, its requests recorded in `log`. */
+const connect = (agent: string, url: string, log: Sent[] = []) =>
+  new ClientFactory({
+    transports: [new JsonRpcTransportFactory({ fetchImpl: recording(log) })],
+  }).createFromUrl(`${url}/a2a/${agent}/.well-known/agent-card.json`, '');
+
+/** A non-blocking SendMessage with one text part. */
+const message = (text: string): SendMessageRequest => ({
+  tenant: '',
+  message: {
+    messageId: randomUUID(),
+    contextId: '',
+    taskId: '',
+    role: Role.ROLE_USER,
+    parts: [{ content: { $case: 'text', value: text }, metadata: undefined, filename: '', mediaType: '' }],
+    metadata: undefined,
+    extensions: [],
+    referenceTaskIds: [],
+  },
+  configuration: {
+    acceptedOutputModes: [],
+    taskPushNotificationConfig: undefined,
+    historyLength: undefined,
+    returnImmediately: true,
+  },
+  metadata: undefined,
+});
+
+/** Starts `agent` on the first gateway without waiting: the task as the send answered it. */
+const start = async (agent: string) =>
+  (await (await connect(agent, base)).sendMessage(message('go'))) as Task;
+
+/** An event of a task stream, in words: `task WORKING`, `status COMPLETED`, `artifact <text>`. */
+const describe = (event: StreamResponse): string => {
+  const p = event.payload;
+  if (p?.$case === 'task') return `task ${TaskState[p.value.status!.state].replace('TASK_STATE_', '')}`;
+  if (p?.$case === 'statusUpdate')
+    return `status ${TaskState[p.value.status!.state].replace('TASK_STATE_', '')}`;
+  if (p?.$case === 'artifactUpdate')
+    return `artifact ${p.value.artifact!.parts.map((x) => (x.content?.$case === 'text' ? x.content.value : '?')).join()}`;
+  return p?.$case ?? '?';
+};
+
+t.test('SubscribeToTask on a second gateway follows a task to completion and its artifact', async (t) => {
+  held = gate();
+  const task = await start('held');
+  t.ok(
+    [TaskState.TASK_STATE_SUBMITTED, TaskState.TASK_STATE_WORKING].includes(task.status!.state),
+    'the send answered at once',
+  );
+  await held.entered;
+  const log: Sent[] = [];
+  const elsewhere = await connect('held', other, log);
+  const stream = elsewhere.resubscribeTask({ tenant: '', id: task.id })[Symbol.asyncIterator]();
+  const first = await stream.next();
+  t.equal(first.done, false, 'the stream opened');
+  const opened = first.value as StreamResponse;
+  t.equal(describe(opened), 'task WORKING', 'the subscription opens with the task as it stands');
+  t.equal(opened.payload?.$case === 'task' && opened.payload.value.id, task.id, 'the same task');
+  // The task cannot end before the test lets go of its tool: what follows was followed live.
+  held.open();
+  const events: string[] = [];
+  for (let next = await stream.next(); !next.done; next = await stream.next())
+    events.push(describe(next.value));
+  t.strictSame(
+    events.filter((e) => e !== 'status WORKING'),
+    ['artifact done: let go', 'status COMPLETED'],
+    'the artifact, then completion, and the stream ends',
+  );
+  t.ok(
+    log.some((s) => s.method === 'SubscribeToTask' && s.url.startsWith(`${other}/`)),
+    'served by the second gateway',
+  );
+  t.equal((await mesh.get(`/invocations/${task.id}`)).json.status, 'succeeded');
+});
+
+t.test('a task waiting on an approval is input-required; its subscription ends there', async (t) => {
+  const task = await start('asker');
+  const view = await waitUntil(
+    async () => {
+      const v = (await mesh.get(`/invocations/${task.id}`)).json;
+      return v.pendingApprovals.length > 0 ? v : undefined;
+    },
+    30_000,
+    () => 'the approval to be asked',
+  );
+  const client = await connect('asker', other);
+  const got = await client.getTask({ tenant: '', id: task.id, historyLength: undefined });
+  t.equal(got.status?.state, TaskState.TASK_STATE_INPUT_REQUIRED);
+  const events: string[] = [];
+  for await (const event of client.resubscribeTask({ tenant: '', id: task.id })) events.push(describe(event));
+  t.strictSame(
+    events,
+    ['task INPUT_REQUIRED', 'status INPUT_REQUIRED'],
+    'an interrupted state ends the stream',
+  );
+  const callId = view.pendingApprovals[0].callId;
+  const decided = await mesh.request('POST', `/invocations/${task.id}/approvals/${callId}`, {
+    payload: { approved: true },
+  });
+  t.equal(decided.status, 200);
+  await mesh.waitForStatus(task.id, 'succeeded');
+  const done = await client.getTask({ tenant: '', id: task.id, historyLength: undefined });
+  t.equal(done.status?.state, TaskState.TASK_STATE_COMPLETED);
+  t.strictSame(
+    done.artifacts[0]?.parts.map((p) => p.content),
+    [{ $case: 'text', value: 'done: charged' }],
+  );
+});
+
+t.test("the remote sub-agents' watcher learns a task's end from its subscription", async (t) => {
+  held = gate();
+  const task = await start('held');
+  await held.entered;
+  const log: Sent[] = [];
+  const client = await connect('held', other, log);
+  const watching = watchRemoteTask(client, task.id, Date.now() + 60_000, new AbortController().signal);
+  // The watcher subscribes, and the gateway answers with an event stream…
+  await waitUntil(
+    async () =>
+      log.some((s) => s.method === 'SubscribeToTask' && s.contentType.startsWith('text/event-stream')),
+    30_000,
+    () => `a subscription (requests so far: ${JSON.stringify(log)})`,
+  );
+  const gets = () => log.filter((s) => s.method === 'GetTask').length;
+  t.equal(gets(), 1, 'one GetTask before it subscribed, and no polling');
+  held.open();
+  const ended = await watching;
+  t.equal(ended.status?.state, TaskState.TASK_STATE_COMPLETED);
+  t.strictSame(
+    ended.artifacts[0]?.parts.map((p) => p.content),
+    [{ $case: 'text', value: 'done: let go' }],
+  );
+  // …whose end it read there: one subscription, which carried the completion, and one GetTask
+  // after it for the artifacts.
+  const subscriptions = log.filter((s) => s.method === 'SubscribeToTask');
+  t.equal(subscriptions.length, 1);
+  t.match(subscriptions[0]!.events, /TASK_STATE_COMPLETED/, 'the completion came over the stream');
+  t.equal(gets(), 2);
+});
+
+t.test('the watcher does not spin on a remote task waiting for an approval', async (t) => {
+  const task = await start('asker');
+  await waitUntil(
+    async () => (await mesh.get(`/invocations/${task.id}`)).json.pendingApprovals.length > 0,
+    30_000,
+    () => 'the approval to be asked',
+  );
+  const log: Sent[] = [];
+  const client = await connect('asker', other, log);
+  const got = await watchRemoteTask(client, task.id, Date.now() + 1500, new AbortController().signal);
+  t.equal(got.status?.state, TaskState.TASK_STATE_INPUT_REQUIRED, 'still waiting when the window closed');
+  t.comment(`requests in the window: ${log.length}`);
+  // Each subscription ends at once (input-required is an interrupted state): the watcher must
+  // back off between looks (at least 250 ms each) rather than subscribe again straight away.
+  t.ok(log.length <= 16, `a few looks, not a busy loop (${log.length} requests)`);
+  await mesh.request('DELETE', `/invocations/${task.id}`);
+});
