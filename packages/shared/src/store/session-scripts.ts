@@ -16,9 +16,12 @@ end
  * caller sees every session: auth is off), invocationId, multitask, now, ttl, maxInvocations,
  * maxQueued. Returns {'not_found'} (another key's), {'conflict', agent}, {'busy', current}
  * (reject), {'full', current}, {'start', ...messagesJson} (nothing runs: the invocation is now
- * the session's current one), or {'queued' | 'interrupt', current} (it waits in the queue, at its
- * end or, for interrupt, at its head). The same invocation id bound before answers as it did
- * (a request that retried its create binds once).
+ * the session's current one), {'enqueue', current} (it waits at the end of the queue) or
+ * {'interrupt', current, superseded} (it waits at the queue's head). Only the newest interrupt
+ * waits to start: the meta's `interrupting` names it, and one bound while another still waits
+ * supersedes it (`superseded`, '' when none: the caller cancels it as it cancels `current`), so
+ * interrupts bound at once end the same whatever the timing: the last bound runs, every earlier
+ * one ends cancelled. A retried bind of an invocation still queued answers {'queued', current}.
  */
 export const SESSION_CLAIM: LuaScript = {
   numberOfKeys: 4,
@@ -48,9 +51,15 @@ elseif ARGV[6] == 'reject' then
 elseif redis.call('LLEN', KEYS[3]) >= tonumber(ARGV[10]) then
   return {'full', current}
 else
-  if ARGV[6] == 'interrupt' then redis.call('LPUSH', KEYS[3], inv) else redis.call('RPUSH', KEYS[3], inv) end
+  if ARGV[6] == 'interrupt' then
+    result = {'interrupt', current, redis.call('HGET', KEYS[1], 'interrupting') or ''}
+    redis.call('LPUSH', KEYS[3], inv)
+    redis.call('HSET', KEYS[1], 'interrupting', inv)
+  else
+    redis.call('RPUSH', KEYS[3], inv)
+    result = {'enqueue', current}
+  end
   redis.call('RPUSH', KEYS[2], inv)
-  result = {ARGV[6], current}
 end
 redis.call('LTRIM', KEYS[2], -tonumber(ARGV[9]), -1)
 redis.call('HSET', KEYS[1], 'updatedAt', ARGV[7])
@@ -81,6 +90,10 @@ end
 if ARGV[5] == '1' then redis.call('LREM', KEYS[2], 0, ARGV[1]) end
 local nxt = redis.call('LPOP', KEYS[3]) or ''
 redis.call('HSET', KEYS[1], 'current', nxt, 'currentSince', ARGV[2], 'updatedAt', ARGV[2])
+-- The interrupt that waited is current now: none waits to start.
+if nxt ~= '' and redis.call('HGET', KEYS[1], 'interrupting') == nxt then
+  redis.call('HSET', KEYS[1], 'interrupting', '')
+end
 touch(tonumber(ARGV[3]))
 return nxt`,
 };

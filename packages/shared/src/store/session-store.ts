@@ -12,7 +12,9 @@ export type Multitask = 'enqueue' | 'reject' | 'interrupt';
 /** How an invocation was bound to its session. */
 export type SessionClaim =
   | { kind: 'start'; history: SessionMessage[] }
-  | { kind: 'enqueue' | 'interrupt'; current: string };
+  | { kind: 'enqueue' | 'queued'; current: string }
+  /** `superseded`: an earlier interrupt still waiting to start, which this one replaces. */
+  | { kind: 'interrupt'; current: string; superseded: string | undefined };
 
 /** A session's binding and times, as stored. */
 export interface SessionMeta {
@@ -59,7 +61,8 @@ export class SessionStore {
   /**
    * Binds invocation `invocationId` of `agent` to session `id` (created on first use). Throws
    * `session_not_found` for another key's session, `session_conflict` for another agent's, and
-   * `session_busy` when one runs and `multitask` is `reject` (or the queue is full).
+   * `session_busy` when one runs and `multitask` is `reject` (or the queue is full). An
+   * `interrupt` names the invocation to cancel (`current`) and the earlier interrupt it supersedes.
    */
   async claim(
     id: string,
@@ -95,7 +98,8 @@ export class SessionStore {
     if (kind === 'start') {
       return { kind, history: boundHistory(res.slice(1).map((m) => JSON.parse(m) as SessionMessage)) };
     }
-    return { kind: kind as 'enqueue' | 'interrupt', current: arg! };
+    if (kind === 'interrupt') return { kind, current: arg!, superseded: res[2] || undefined };
+    return { kind: kind as 'enqueue' | 'queued', current: arg! };
   }
 
   /** The session's binding and times, or undefined when there is none. */

@@ -187,9 +187,13 @@ export class InvocationService extends InvocationReader {
         'The invocation could not be queued, so nothing was started; retry later.',
       );
     }
-    // `interrupt`: the running one is cancelled as DELETE would; its end starts this one.
+    // `interrupt`: the running one is cancelled as DELETE would; its end starts this one. An
+    // earlier interrupt still waiting to start is superseded: it ends cancelled, never runs.
     if (claim?.kind === 'interrupt') {
-      await this.cancel(claim.current);
+      for (const other of [claim.current, claim.superseded]) {
+        // Bound by another request that may still be creating it (another gateway): wait for it.
+        if (other && (await this.exists(other, CLAIM_GRACE_MS))) await this.cancel(other);
+      }
       await this.sessions?.settle(opts.session!.id);
     }
   }
