@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { Writable } from 'node:stream';
 import { defineTool, loggerOptions, parseTraceparent, startTracingWith } from '@agentmesh/shared';
-import { startMesh } from '@agentmesh/test-support/mesh';
+import { listenGateway, startMesh } from '@agentmesh/test-support/mesh';
 import { waitUntil } from '@agentmesh/test-support/wait-until';
 import { context, ROOT_CONTEXT, SpanKind, trace } from '@opentelemetry/api';
 import { InMemorySpanExporter, type ReadableSpan, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
@@ -198,3 +198,53 @@ t.test('a log line written inside a span carries its trace_id and span_id', asyn
   });
   t.notOk('trace_id' in lines[1]!, 'no ids outside a span');
 });
+
+t.test(
+  "fastify's own request lines carry the HTTP span's ids; a request no hook sees keeps its line",
+  async (t) => {
+    const mesh = await startMesh(t, {
+      agentsYaml: '  solo: {instructions: "@agent solo"}\n',
+      script: () => ({ final: 'hi' }),
+    });
+    const lines: Record<string, any>[] = [];
+    const sink = new Writable({
+      write(chunk, _enc, cb) {
+        lines.push(JSON.parse(String(chunk)));
+        cb();
+      },
+    });
+    const { gateway } = await listenGateway(t, mesh, {
+      logger: pino(loggerOptions('gateway', 'debug'), sink),
+    });
+    exporter.reset();
+    t.equal((await gateway.app.inject({ method: 'GET', url: '/healthz' })).statusCode, 200);
+    // A bad percent-encoding fails before routing: no hook runs, so no span opens.
+    t.equal((await gateway.app.inject({ method: 'GET', url: '/invocations/%E0%A4%A' })).statusCode, 400);
+    await waitUntil(
+      async () => exporter.getFinishedSpans().some((s) => s.name === 'GET /healthz'),
+      10_000,
+      () => 'the HTTP span',
+    );
+    const http = exporter
+      .getFinishedSpans()
+      .find((s) => s.name === 'GET /healthz')!
+      .spanContext();
+    const of = (url: string) => {
+      const reqId = lines.find((l) => l.msg === 'incoming request' && l.req?.url === url)?.reqId;
+      return lines.filter((l) => l.reqId !== undefined && l.reqId === reqId);
+    };
+    t.same(
+      of('/healthz').map((l) => [l.msg, l.level, l.trace_id, l.span_id]),
+      [
+        ['incoming request', 20, http.traceId, http.spanId],
+        ['request completed', 20, http.traceId, http.spanId],
+      ],
+      'both lines inside the span, at debug as before',
+    );
+    t.same(
+      of('/invocations/%E0%A4%A').map((l) => [l.msg, 'trace_id' in l]),
+      [['incoming request', false]],
+      'the bad URL still has its line, without ids: it has no span',
+    );
+  },
+);

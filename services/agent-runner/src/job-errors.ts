@@ -27,21 +27,20 @@ export class SystemFaultError extends Error {
 /** BullMQ's control-flow errors: they steer the job and are not failures. */
 const CONTROL = [DelayedError, RateLimitError, UnrecoverableError, WaitingChildrenError, WaitingError];
 
+/** A system fault: neither a hand-back, nor a mesh outcome, nor BullMQ's control flow. */
+function isSystemFault(e: unknown): boolean {
+  return !(e instanceof HandBackError || isMeshError(e) || CONTROL.some((control) => e instanceof control));
+}
+
 /**
- * The one place mesh outcomes meet BullMQ semantics. Business failures never reach here: the
- * activation writes them into the invocation and the job completes. A hand-back moves the job to
- * the queue without spending an attempt (DelayedError, like WaitingChildrenError, does not count);
- * anything else is a system fault and BullMQ retries it with backoff. A fault's own words (a Redis
- * reply, ECONNREFUSED with an address, a stack) go to the log, never into the job's failedReason.
+ * Logs a system fault's own words (a Redis reply, ECONNREFUSED with an address, a stack), which
+ * never reach the job's failedReason (see settleJobError); other errors are not logged here. The
+ * activation calls it inside its span, so the line carries the trace's ids (DESIGN §9).
  */
-export async function settleJobError(e: unknown, job: Job, token: string, log?: Logger): Promise<never> {
-  if (e instanceof HandBackError) {
-    await job.moveToDelayed(Date.now(), token);
-    throw new DelayedError();
-  }
-  if (isMeshError(e) || CONTROL.some((control) => e instanceof control)) throw e;
+export function logSystemFault(e: unknown, job: Job, log: Logger): void {
+  if (!isSystemFault(e)) return;
   const err = e instanceof Error ? e : new Error(String(e));
-  log?.error(
+  log.error(
     {
       jobId: job.id,
       invocationId: (job.data as { invocationId?: string } | undefined)?.invocationId,
@@ -50,5 +49,20 @@ export async function settleJobError(e: unknown, job: Job, token: string, log?: 
     },
     'activation failed on a system fault; the job is retried',
   );
+}
+
+/**
+ * The one place mesh outcomes meet BullMQ semantics. Business failures never reach here: the
+ * activation writes them into the invocation and the job completes. A hand-back moves the job to
+ * the queue without spending an attempt (DelayedError, like WaitingChildrenError, does not count);
+ * anything else is a system fault and BullMQ retries it with backoff, told only that it was one:
+ * its own words went to the log (logSystemFault).
+ */
+export async function settleJobError(e: unknown, job: Job, token: string): Promise<never> {
+  if (e instanceof HandBackError) {
+    await job.moveToDelayed(Date.now(), token);
+    throw new DelayedError();
+  }
+  if (!isSystemFault(e)) throw e;
   throw new SystemFaultError();
 }

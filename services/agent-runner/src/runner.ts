@@ -138,7 +138,6 @@ export async function buildRunner(opts: RunnerOptions): Promise<Runner> {
     maxRecoveries: opts.limits.maxRecoveries,
     slots: new Slots(opts.concurrency),
     inFlight: cancels.inFlight,
-    log: opts.log,
   };
   const workers = hosted.map((name) => startAgentWorker(name, ctx, settings));
   for (const w of workers) w.on('error', (e) => opts.log.error({ err: e.message }, 'worker error'));

@@ -53,6 +53,19 @@ export function traceActivation<T>(data: JobData, runner: string, run: () => Pro
   );
 }
 
+/**
+ * Writes `line` in the trace context of an invocation's `invoke_agent` span, from its job data: for
+ * the lines a runner writes about an invocation outside its activations (the watchdog's), so that
+ * they carry the trace's ids too (DESIGN §9). With tracing off, or without a traceparent, as it is.
+ */
+export function inInvocationTrace(
+  data: { traceparent?: string | undefined; invocationId: string },
+  line: () => void,
+): void {
+  if (tracingOn()) otel.context.with(invocationContext(data.traceparent, data.invocationId), line);
+  else line();
+}
+
 /** Records the invocation's `invoke_agent` span; called once, by the activation that ended it. */
 export function recordInvocationEnd(end: InvocationEnd): void {
   if (!tracingOn()) return;

@@ -1,6 +1,7 @@
 import type { Logger, MeshRedis } from '@agentmesh/shared';
 import type { Queue } from 'bullmq';
 import { wakeDecidedParks } from './steps/approvals/wake-decided-parks.js';
+import { inInvocationTrace } from './tracing.js';
 
 /** How often the watchdog looks, and how long a parent must have been parked to be suspect. */
 export interface WatchdogOptions {
@@ -42,7 +43,9 @@ export function startWatchdog(
           const { unprocessed } = await job.getDependenciesCount({ unprocessed: true });
           if ((unprocessed ?? 0) > 0 && !overdue) continue;
           // An overdue parent resumes too: its deadline fires even while it waits on children.
-          log.warn({ invocationId: id, jobId: job.id, overdue }, 'resuming a parked parent');
+          inInvocationTrace({ traceparent: job.data?.traceparent, invocationId: id }, () =>
+            log.warn({ invocationId: id, jobId: job.id, overdue }, 'resuming a parked parent'),
+          );
           // The new job keeps the stuck one's place under its own parent, then the stuck one goes.
           const parent = job.parent ? { id: job.parent.id, queue: job.parent.queueKey } : undefined;
           await queue.add(job.name, job.data, {

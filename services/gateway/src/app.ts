@@ -36,7 +36,7 @@ import { clientErrorHandler, frameworkErrors, installFrameworkErrors } from './s
 import { installJsonBody } from './setup/json-body.js';
 import { installMetrics } from './setup/metrics.js';
 import { installValidator } from './setup/validator.js';
-import { installHttpSpans } from './tracing.js';
+import { httpSpans } from './tracing.js';
 
 /** What the gateway is built from (see DESIGN §10 for the env vars main reads). */
 export interface GatewayOptions {
@@ -138,8 +138,10 @@ export async function buildGateway(opts: GatewayOptions): Promise<Gateway> {
 
   const requestTimeoutMs = opts.requestTimeoutMs ?? 30_000;
   const headersTimeoutMs = opts.headersTimeoutMs ?? 10_000;
+  const spans = httpSpans();
   const app = Fastify({
     loggerInstance: logger,
+    logController: spans.logController, // fastify's request lines inside the request's span
     bodyLimit: opts.bodyLimit ?? 1024 * 1024,
     requestTimeout: requestTimeoutMs,
     // Node looks for late headers and bodies this often (its default, 30 s, would let them linger).
@@ -147,7 +149,7 @@ export async function buildGateway(opts: GatewayOptions): Promise<Gateway> {
     clientErrorHandler,
     frameworkErrors,
   });
-  installHttpSpans(app); // first, so every other hook runs inside the request's span
+  spans.install(app); // first, so every other hook runs inside the request's span
   installFrameworkErrors(app, { headersTimeoutMs, requestTimeoutMs });
   installJsonBody(app);
   // Only application/json bodies are accepted (DESIGN §3); fastify parses text/plain too by default.

@@ -1,17 +1,32 @@
-import { meshTracer, otel, tracingOn } from '@agentmesh/shared';
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { meshTracer, otel, RequestContexts, tracingOn } from '@agentmesh/shared';
+import { type FastifyInstance, type FastifyRequest, LogController } from 'fastify';
 
-const spans = new WeakMap<FastifyRequest, otel.Span>();
+/** The gateway's HTTP server spans: fastify's `logController`, and the hooks that open and end them. */
+export interface HttpSpans {
+  logController: LogController;
+  install(app: FastifyInstance): void;
+}
 
 /**
  * The gateway's HTTP server span (DESIGN §15): one per request, named by method and route template
  * (`POST /agents/planner/invoke`; the method alone when no route matched), a child of the caller's
  * `traceparent`. It is the active span while the request is handled, so an invocation started by
- * it hangs under it and every log line of the request carries its ids. Nothing is installed while
- * tracing is off.
+ * it hangs under it, and every log line of the request carries its ids, fastify's own lines
+ * included (through `logController`). Whether tracing is on is read once, here; while it is off
+ * fastify's own controller writes its lines and `install` adds nothing.
  */
-export function installHttpSpans(app: FastifyInstance): void {
-  if (!tracingOn()) return;
+export function httpSpans(): HttpSpans {
+  if (!tracingOn()) return { logController: new LogController(), install: () => undefined };
+  const contexts = new RequestContexts<FastifyRequest>();
+  return {
+    logController: contexts.traceLines(new LogController()),
+    install: (app) => installHooks(app, contexts),
+  };
+}
+
+const spans = new WeakMap<FastifyRequest, otel.Span>();
+
+function installHooks(app: FastifyInstance, contexts: RequestContexts<FastifyRequest>): void {
   app.addHook('onRequest', (req, _reply, done) => {
     const parent = otel.propagation.extract(otel.ROOT_CONTEXT, req.headers);
     const route = req.is404 ? undefined : req.routeOptions.url;
@@ -30,7 +45,9 @@ export function installHttpSpans(app: FastifyInstance): void {
     );
     spans.set(req, span);
     // Everything after this hook (the handler included) runs inside the span's context.
-    otel.context.with(otel.trace.setSpan(parent, span), done);
+    const ctx = otel.trace.setSpan(parent, span);
+    contexts.enter(req, ctx);
+    otel.context.with(ctx, done);
   });
   const end = (req: FastifyRequest, status?: number) => {
     const span = spans.get(req);

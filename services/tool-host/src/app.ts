@@ -9,6 +9,7 @@ import type { McpConnection } from './mcp/mcp-connection.js';
 import { installToolMetrics } from './metrics.js';
 import { readinessRoutes } from './routes/readiness.js';
 import { toolRoutes } from './routes/tools.js';
+import { callerTrace } from './tracing.js';
 
 /** What the tool-host app is built from. */
 export interface ToolHostOptions {
@@ -30,11 +31,14 @@ export interface ToolHostOptions {
 
 /** The tool-host's HTTP app: list, validate and call tools. `listen` is main's job. */
 export function buildToolHost(opts: ToolHostOptions): FastifyInstance {
+  const trace = callerTrace();
   const app = Fastify({
     loggerInstance: opts.logger ?? pino({ enabled: false }),
+    logController: trace.logController, // fastify's request lines inside the caller's trace
     bodyLimit: 8 * 1024 * 1024,
     ajv: { customOptions: { coerceTypes: false, useDefaults: false, removeAdditional: false } },
   });
+  trace.install(app); // first, so every other hook runs inside the caller's trace
   const expected = opts.internalToken ? Buffer.from(`Bearer ${opts.internalToken}`) : undefined;
   app.addHook('onRequest', async (req) => {
     // Health and metrics stay open, as on the gateway: probes and scrapers carry no token.

@@ -5,10 +5,40 @@ import {
   GEN_AI_TOOL_CALL_ID,
   GEN_AI_TOOL_NAME,
   otel,
+  RequestContexts,
   runInSpan,
   type ToolContext,
   tracingOn,
 } from '@agentmesh/shared';
+import { type FastifyInstance, type FastifyRequest, LogController } from 'fastify';
+
+/** The tool-host's request trace context: fastify's `logController`, and the hook that opens it. */
+export interface CallerTrace {
+  logController: LogController;
+  install(app: FastifyInstance): void;
+}
+
+/**
+ * A tool-host request runs in its caller's trace context (the runner's `execute_tool` span, from
+ * the request's trace headers), so that every log line of a traced call carries the trace's ids,
+ * fastify's own lines included (through `logController`); lines inside the tool-host's own
+ * `execute_tool` span carry that span's. Whether tracing is on is read once, here; while it is
+ * off fastify's own controller writes its lines and `install` adds nothing.
+ */
+export function callerTrace(): CallerTrace {
+  if (!tracingOn()) return { logController: new LogController(), install: () => undefined };
+  const contexts = new RequestContexts<FastifyRequest>();
+  return {
+    logController: contexts.traceLines(new LogController()),
+    install(app) {
+      app.addHook('onRequest', (req, _reply, done) => {
+        const ctx = otel.propagation.extract(otel.ROOT_CONTEXT, req.headers);
+        contexts.enter(req, ctx);
+        otel.context.with(ctx, done);
+      });
+    },
+  };
+}
 
 /** How a run ended, as a span records it (a RunResult). */
 type Settled = { outcome: { ok: true } | { ok: false; error: { code: string; message: string } } };

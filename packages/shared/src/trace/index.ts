@@ -9,6 +9,7 @@ export {
   recordInvocationSpan,
 } from './invocation-trace.js';
 export { meshTracer, tracingOn } from './mesh-tracer.js';
+export { RequestContexts } from './request-contexts.js';
 export { runInSpan } from './run-in-span.js';
 export { startTracing, startTracingWith, type Tracing } from './start-tracing.js';
 export { traceLogFields } from './trace-log-fields.js';

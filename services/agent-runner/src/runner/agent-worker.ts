@@ -3,7 +3,6 @@ import {
   connectRedis,
   isClusterTarget,
   type KeyLayout,
-  type Logger,
   queueName,
   type RedisTarget,
 } from '@agentmesh/shared';
@@ -24,7 +23,6 @@ export interface WorkerSettings {
   slots: Slots;
   /** Each activation's abort controller, by invocation id (the cancel listener aborts them). */
   inFlight: Map<string, AbortController>;
-  log: Logger;
 }
 
 /** The BullMQ worker of one hosted agent's queue: each job is one activation, within the runner's slots. */
@@ -53,7 +51,7 @@ export function startAgentWorker(name: string, ctx: RunnerContext, s: WorkerSett
       try {
         await runActivation(ctx, job, token ?? '', cancel.signal);
       } catch (e) {
-        await settleJobError(e, job, token ?? '', s.log);
+        await settleJobError(e, job, token ?? '');
       } finally {
         signal?.removeEventListener('abort', onLockLost);
         inFlight.delete(invocationId);

@@ -7,7 +7,7 @@ import {
   modelCallId,
 } from '@agentmesh/shared';
 import { type Job, UnrecoverableError } from 'bullmq';
-import { HandBackError } from '../job-errors.js';
+import { HandBackError, logSystemFault } from '../job-errors.js';
 import { agentLabel } from '../metrics.js';
 import { cancelRemoteTask, runRemoteAgent } from '../remote/run-remote-agent.js';
 import { settleRunnerSession } from '../sessions/settle-runner-session.js';
@@ -35,8 +35,14 @@ export async function runActivation(
   const data = job.data;
   if (data?.v !== 1)
     throw new UnrecoverableError(`job ${job.id} carries data of unknown version ${String(data?.v)}`);
-  // Inside its `activation` span: every call and log line of it hangs there (DESIGN §15).
-  return traceActivation(data, ctx.runnerId, () => activate(ctx, job, data, token, signal));
+  // Inside its `activation` span: every call and log line of it hangs there (DESIGN §15), the line
+  // of a system fault included (the worker then settles the job: settleJobError).
+  return traceActivation(data, ctx.runnerId, () =>
+    activate(ctx, job, data, token, signal).catch((e: unknown) => {
+      logSystemFault(e, job, ctx.log);
+      throw e;
+    }),
+  );
 }
 
 async function activate(

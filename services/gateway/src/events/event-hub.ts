@@ -1,3 +1,4 @@
+import { AsyncResource } from 'node:async_hooks';
 import type { MeshRedis } from '@agentmesh/shared';
 import type { Redis } from 'ioredis';
 import { type ReadLanes, readLanes } from './read-lanes.js';
@@ -78,8 +79,9 @@ export class EventHub {
   }
 
   /**
-   * Calls `onNew` whenever entries are appended to `key` after this call resolves; returns the
-   * function that stops it. Entries already there are the caller's to read (XRANGE).
+   * Calls `onNew` whenever entries are appended to `key` after this call resolves, in the caller's
+   * async context (its request's trace: not that of whichever request started the lane); returns
+   * the function that stops it. Entries already there are the caller's to read (XRANGE).
    */
   async watch(key: string, onNew: () => void): Promise<() => void> {
     let w = this.watched.get(key);
@@ -93,9 +95,10 @@ export class EventHub {
       }
     }
     const entry = w;
-    entry.listeners.add(onNew);
+    const listener = AsyncResource.bind(onNew);
+    entry.listeners.add(listener);
     return () => {
-      entry.listeners.delete(onNew);
+      entry.listeners.delete(listener);
       if (entry.listeners.size === 0 && this.watched.get(key) === entry) this.watched.delete(key);
     };
   }

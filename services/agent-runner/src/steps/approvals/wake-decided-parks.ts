@@ -1,5 +1,6 @@
 import type { Logger, MeshRedis } from '@agentmesh/shared';
 import type { Queue } from 'bullmq';
+import { inInvocationTrace } from '../../tracing.js';
 
 // Delayed jobs looked at per queue and sweep: parked approvals beyond it wait for a later sweep.
 const SWEEP_LIMIT = 1000;
@@ -28,7 +29,9 @@ export async function wakeDecidedParks(
     );
     if (status !== 'waiting' || approvalJob !== job.id) continue;
     if (cancelled !== '1' && Number(pending ?? 0) > 0) continue;
-    log.warn({ invocationId: id, jobId: job.id }, 'waking an invocation parked on a decided approval');
+    inInvocationTrace({ traceparent: job.data.traceparent, invocationId: id }, () =>
+      log.warn({ invocationId: id, jobId: job.id }, 'waking an invocation parked on a decided approval'),
+    );
     await job.promote().catch(() => undefined);
   }
 }
