@@ -7,6 +7,7 @@ import path from 'node:path';
 import { DEFAULT_DRAIN_MS } from '@agentmesh/shared';
 import t from 'tap';
 import YAML from 'yaml';
+import { startDemoModel } from '../demo/model/demo-model.js';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
 const compose = YAML.parse(fs.readFileSync(path.join(ROOT, 'docker-compose.yml'), 'utf8'), { merge: true });
@@ -127,26 +128,45 @@ t.test('every compose service runs node (never npm) and restarts on failure', as
     t.ok(services[name], `${name} exists`);
 });
 
-t.test(
-  'healthchecks: /readyz for the gateway and tool-host, liveness for runners, without curl',
-  async (t) => {
-    const port = (s: Service, variable: string) => defaultOf(s.environment?.[variable]);
-    const cases = [
-      { name: 'gateway', path: '/readyz', port: port(services.gateway!, 'GATEWAY_PORT') },
-      { name: 'tool-host', path: '/readyz', port: port(services['tool-host']!, 'TOOL_HOST_PORT') },
-      {
-        name: 'agent-runner',
-        path: '/(healthz|metrics)',
-        port: port(services['agent-runner']!, 'RUNNER_METRICS_PORT'),
-      },
-    ];
-    for (const c of cases) {
-      const test = healthText(services[c.name]!);
-      t.match(test, new RegExp(`^CMD node -e .*fetch\\('http://127\\.0\\.0\\.1:${c.port}${c.path}'`), c.name);
-      t.notMatch(test, /\b(curl|wget)\b/, `${c.name}: the image has no curl`);
-    }
-  },
-);
+/** The mesh's own services (a `services/<name>/dist/main.js`), by the variable that sets their HTTP port. */
+const meshPorts: Record<string, string> = {
+  gateway: 'GATEWAY_PORT',
+  'tool-host': 'TOOL_HOST_PORT',
+  'agent-runner': 'RUNNER_METRICS_PORT',
+};
+
+t.test('every service has a healthcheck; the mesh services on /readyz, without curl', async (t) => {
+  // Every service here is long-running (a one-shot job would have `restart: "no"`).
+  for (const [name, s] of Object.entries(services)) {
+    const test = [s.healthcheck?.test ?? []].flat();
+    t.ok(test.length > 0 && test[0] !== 'NONE', `${name} has a healthcheck`);
+    if (s.build) t.notMatch(healthText(s), /\b(curl|wget)\b/, `${name}: the image has no curl`);
+  }
+  const mesh = Object.keys(services).filter((name) =>
+    words(services[name]!).some((w) => /^services\/[^/]+\/dist\/main\.js$/.test(w)),
+  );
+  t.strictSame(mesh.sort(), Object.keys(meshPorts).sort(), 'the mesh services');
+  for (const name of mesh) {
+    const port = defaultOf(services[name]!.environment?.[meshPorts[name]!]);
+    t.ok(Number(port) > 0, `${name} has an HTTP port: ${port}`);
+    t.match(
+      healthText(services[name]!),
+      new RegExp(`^CMD node -e .*fetch\\('http://127\\.0\\.0\\.1:${port}/readyz'`),
+      `${name}: readiness on /readyz`,
+    );
+  }
+});
+
+t.test('the demo model’s healthcheck asks its own port for a path it serves', async (t) => {
+  const demo = services['demo-model']!;
+  const target = /fetch\('http:\/\/127\.0\.0\.1:(\d+)(\/[^']*)'/.exec(healthText(demo));
+  t.ok(target, `an HTTP healthcheck: ${healthText(demo)}`);
+  t.equal(target?.[1], defaultOf(demo.environment?.PORT), 'on the port it listens on');
+  const model = await startDemoModel();
+  t.teardown(() => model.close());
+  const res = await fetch(`http://127.0.0.1:${model.port}${target?.[2]}`);
+  t.equal(res.status, 200, `the demo model answers ${target?.[2]}`);
+});
 
 t.test('a runner stops within its grace period, after its drain', async (t) => {
   const runner = services['agent-runner']!;

@@ -27,6 +27,14 @@ export function runnerMetrics() {
       labelNames: ['agent', 'status'],
       registers: [registry],
     }),
+    invocationSeconds: new Histogram({
+      name: 'mesh_invocation_seconds',
+      help: 'Time from an invocation being created (queueing included) to its end, by agent and terminal status.',
+      labelNames: ['agent', 'status'],
+      // Longer than a call's: an invocation holds several turns, tool calls and delegations.
+      buckets: [...buckets, 300, 600, 1800, 3600],
+      registers: [registry],
+    }),
     modelCalls: new Counter({
       name: 'mesh_model_calls_total',
       help: 'Model calls, by agent and outcome.',

@@ -30,6 +30,7 @@ import { CancelListener } from './runner/cancel-listener.js';
 import { drainWorkers } from './runner/drain-workers.js';
 import { startHeartbeat } from './runner/heartbeat.js';
 import { serveMetrics } from './runner/metrics-server.js';
+import { runnerReadiness } from './runner/runner-readiness.js';
 import { Slots } from './slots.js';
 import { type RunnerContext, type RunnerLimitsOptions, withDefaultLimits } from './steps/runner-context.js';
 import { ActivationStore } from './store/activation-store.js';
@@ -54,7 +55,7 @@ export interface RunnerOptions {
   limits: RunnerLimitsOptions;
   lockDurationMs: number;
   metricsPort: number;
-  /** The address `/metrics` listens on (`HOST`; default loopback). */
+  /** The address `/metrics`, `/healthz` and `/readyz` listen on (`HOST`; default loopback). */
   metricsHost?: string | undefined;
   log: Logger;
   /** Code agents' modules (loadCodeAgents), by agent name. */
@@ -139,8 +140,8 @@ export async function buildRunner(opts: RunnerOptions): Promise<Runner> {
     slots: new Slots(opts.concurrency),
     inFlight: cancels.inFlight,
   };
-  const workers = hosted.map((name) => startAgentWorker(name, ctx, settings));
-  for (const w of workers) w.on('error', (e) => opts.log.error({ err: e.message }, 'worker error'));
+  const workers = new Map(hosted.map((name) => [name, startAgentWorker(name, ctx, settings)]));
+  for (const w of workers.values()) w.on('error', (e) => opts.log.error({ err: e.message }, 'worker error'));
   const heartbeat = await startHeartbeat(redis, keys, hosted, id, opts.log);
   const stopWatchdog = startWatchdog(
     redis,
@@ -156,7 +157,12 @@ export async function buildRunner(opts: RunnerOptions): Promise<Runner> {
   );
   const server =
     opts.metricsPort > 0
-      ? await serveMetrics(metrics.registry, opts.metricsPort, opts.metricsHost)
+      ? await serveMetrics(
+          metrics.registry,
+          () => runnerReadiness(workers, redis),
+          opts.metricsPort,
+          opts.metricsHost,
+        )
       : undefined;
   opts.log.info({ runner: id, agents: hosted, concurrency: opts.concurrency }, 'runner ready');
   let closing: Promise<void> | undefined;
@@ -175,7 +181,7 @@ export async function buildRunner(opts: RunnerOptions): Promise<Runner> {
   async function closeOnce(): Promise<void> {
     heartbeat.stop();
     stopWatchdog();
-    await drainWorkers(workers, cancels.inFlight, opts.drainMs ?? DEFAULT_DRAIN_MS);
+    await drainWorkers([...workers.values()], cancels.inFlight, opts.drainMs ?? DEFAULT_DRAIN_MS);
     await heartbeat.withdraw();
     await Promise.all([...queues.values()].map((q) => q.close()));
     await new Promise<void>((r) => (server ? server.close(() => r()) : r()));

@@ -37,7 +37,7 @@ export async function finishSucceeded(
       activation,
     )
   ) {
-    ctx.metrics.invocations.inc({ agent: agentLabel(ctx.plan, activation.state.agent), status: 'succeeded' });
+    countEnd(ctx, activation, 'succeeded');
     observeDelegation(ctx, activation, 'succeeded');
     logFinished(ctx, activation, 'succeeded');
     recordInvocationEnd({ ...activation.state, status: 'succeeded' });
@@ -54,12 +54,20 @@ export async function finishFailed(
   status: 'failed' | 'cancelled' = 'failed',
 ): Promise<void> {
   if (await ctx.store.finish(activation.state, activation.epoch, { status, error }, activation)) {
-    ctx.metrics.invocations.inc({ agent: agentLabel(ctx.plan, activation.state.agent), status });
+    countEnd(ctx, activation, status);
     observeDelegation(ctx, activation, status);
     logFinished(ctx, activation, status, error);
     recordInvocationEnd({ ...activation.state, status, error });
   }
   await settleRunnerSession(ctx, activation.state);
+}
+
+/** An invocation's end, counted and timed (DESIGN §9) from its creation, as its log line times it. */
+function countEnd(ctx: RunnerContext, activation: Activation, status: string): void {
+  const s = activation.state;
+  const labels = { agent: agentLabel(ctx.plan, s.agent), status };
+  ctx.metrics.invocations.inc(labels);
+  ctx.metrics.invocationSeconds.observe(labels, (Date.now() - s.createdAt) / 1000);
 }
 
 /** The one line an invocation's end gets at info: agent, id, status, time since it was created. */
