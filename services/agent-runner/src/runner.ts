@@ -181,7 +181,12 @@ export async function buildRunner(opts: RunnerOptions): Promise<Runner> {
   async function closeOnce(): Promise<void> {
     heartbeat.stop();
     stopWatchdog();
-    await drainWorkers([...workers.values()], cancels.inFlight, opts.drainMs ?? DEFAULT_DRAIN_MS);
+    if (!(await drainWorkers([...workers.values()], cancels.inFlight, opts.drainMs ?? DEFAULT_DRAIN_MS))) {
+      opts.log.warn(
+        { runner: id },
+        'workers did not close after the drain; jobs in hand go to the stall detector',
+      );
+    }
     await heartbeat.withdraw();
     await Promise.all([...queues.values()].map((q) => q.close()));
     await new Promise<void>((r) => (server ? server.close(() => r()) : r()));
