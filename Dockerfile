@@ -10,12 +10,11 @@ COPY services/tool-host/package.json services/tool-host/
 COPY test/support/package.json test/support/
 RUN npm ci --no-audit --no-fund
 COPY . .
-RUN npm run build
+RUN npm run build && npm run build:demo
 
-# Run stage: compiled JavaScript run by node, production dependencies only (no TypeScript compiler,
-# no test tools). tsx stays (a dependency of @agentmesh/shared) for configs that name TypeScript
-# modules, like the demo's tools and the offline demo model: it is loaded only when such a module
-# is imported, never for a service's own code.
+# Run stage: compiled JavaScript run by node, production dependencies only: no TypeScript compiler,
+# no test tools, and no TypeScript runtime (tsx, optional for @agentmesh/shared, is omitted). The
+# demo's tools and offline model are compiled too; a config of yours names JavaScript modules.
 FROM node:20-bookworm-slim
 # tini is PID 1: it forwards SIGTERM/SIGINT to node (whose handlers drain: DESIGN §10) and reaps
 # zombies. Node is not written to be PID 1: it reaps no orphans (the tool-host's stdio MCP servers
@@ -33,11 +32,12 @@ COPY services/gateway/package.json services/gateway/
 COPY services/agent-runner/package.json services/agent-runner/
 COPY services/tool-host/package.json services/tool-host/
 COPY test/support/package.json test/support/
-RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
+RUN npm ci --omit=dev --omit=optional --no-audit --no-fund && npm cache clean --force
 COPY --from=build /app/packages packages
 COPY --from=build /app/services services
-COPY --from=build /app/demo demo
-COPY --from=build /app/scripts scripts
+COPY --from=build /app/demo/docs demo/docs
+COPY --from=build /app/dist/demo demo
+COPY --from=build /app/dist/scripts scripts
 COPY --from=build /app/mesh.yaml ./
 # A non-root user (the node image's own): the services write nothing under /app.
 USER node

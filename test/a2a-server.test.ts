@@ -96,6 +96,20 @@ t.test('the agent card is public and declares the interface and bearer auth', as
   t.equal((await fetch(`${base}/a2a/nobody/.well-known/agent-card.json`)).status, 404);
 });
 
+t.test('behind a proxy the card and the document name MESH_PUBLIC_URL, not the request origin', async (t) => {
+  const { base: own } = await listenGateway(t, mesh, {
+    apiKeys: 'all-key',
+    publicUrl: 'https://mesh.example.com',
+  });
+  const card = (await (await fetch(`${own}/a2a/quiz/.well-known/agent-card.json`)).json()) as any;
+  t.equal(card.supportedInterfaces[0].url, 'https://mesh.example.com/a2a/quiz');
+  const doc = (await (await withKey('all-key')(`${own}/docs/json`)).json()) as any;
+  t.same(
+    doc.servers.map((s: { url: string }) => s.url),
+    ['https://mesh.example.com'],
+  );
+});
+
 t.test('a blocking send completes with the text answer in the artifact', async (t) => {
   const client = await connect('echo');
   const task = asTask(await client.sendMessage(send(part({ $case: 'text', value: 'hi' }))));

@@ -61,6 +61,15 @@ t.test('token budgets', async (t) => {
     tools: [step]
     maxIterations: 50
     maxTokens: 40
+  small:
+    description: Three steps, then an answer.
+    instructions: "@agent small"
+    tools: [step]
+    maxTokens: 20
+  lead:
+    description: Delegates to small.
+    instructions: "@agent lead"
+    subagents: [small]
 `,
     script: (r) => {
       if (r.agent === 'boss' && turnOf(r) === 0) {
@@ -71,6 +80,13 @@ t.test('token budgets', async (t) => {
         return { calls };
       }
       if (r.agent === 'boss') return { final: 'done' };
+      if (r.agent === 'small')
+        return turnOf(r) < 3 ? { calls: [{ name: 'step', args: {} }] } : { final: 'small done' };
+      if (r.agent === 'lead') {
+        return turnOf(r) === 0
+          ? { calls: [{ name: '_subagent_small', args: { prompt: 'go' } }] }
+          : { final: 'led' };
+      }
       return { calls: [{ name: 'step', args: {} }], latencyMs: 5 };
     },
   });
@@ -123,6 +139,15 @@ t.test('token budgets', async (t) => {
       message: 'The token budget of 40 tokens for this invocation tree is exhausted.',
     });
     t.ok(mesh.model.of('looper').length - before <= Math.ceil(40 / TOKENS_PER_CALL) + 1);
+  });
+
+  await t.test("maxTokens applies to the root only: a sub-agent's own is not a cap", async (t) => {
+    const alone = await mesh.invoke('small', { prompt: 'go' }, 'wait=30');
+    t.equal(alone.json.error?.code, 'budget_exceeded', 'as the root, its 20 tokens cap the tree');
+    const led = await mesh.invoke('lead', { prompt: 'go' }, 'wait=30');
+    t.equal(led.json.status, 'succeeded', JSON.stringify(led.json.error));
+    t.equal(led.json.output, 'led');
+    t.equal(led.json.treeUsage.modelCalls, 2 + 4, "the child's four calls (72 tokens) ran uncapped");
   });
 
   await t.test('the smaller of ?budget and maxTokens wins', async (t) => {

@@ -1,4 +1,5 @@
-// The demo's tools, served by the tool-host (mesh.yaml: `tools: [./demo/tools/index.ts]`).
+// The demo's tools, served by the tool-host (mesh.yaml: `tools: [./demo/tools/index.ts]`, compiled to
+// ./demo/tools/index.js in the production image, where DEMO_TOOLS names that).
 import { defineTool } from '@agentmesh/shared';
 import { evaluateExpression, MAX_EXPRESSION_LENGTH } from './evaluate-expression.js';
 import { type SearchHit, searchCorpus } from './search-corpus.js';

@@ -2,7 +2,8 @@ import { pathToFileURL } from 'node:url';
 
 // This file runs as TypeScript only under a TypeScript loader (tests, `npm run gateway`): then
 // user modules in TypeScript load as they are. Compiled, it registers tsx's loader the first
-// time a config names a TypeScript module, so a mesh of JavaScript modules never loads it.
+// time a config names a TypeScript module, so a mesh of JavaScript modules never loads it (the
+// production image has no tsx at all: DESIGN §15, no TypeScript runtime).
 const underLoader = import.meta.url.endsWith('.ts');
 let loader: Promise<unknown> | undefined;
 
@@ -10,7 +11,15 @@ let loader: Promise<unknown> | undefined;
 export async function importModule(file: string): Promise<Record<string, unknown>> {
   if (!underLoader && /\.[cm]?tsx?$/.test(file)) {
     loader ??= import('tsx/esm/api').then((tsx) => tsx.register());
-    await loader;
+    try {
+      await loader;
+    } catch {
+      loader = undefined;
+      throw new Error(
+        `${file} is TypeScript and no TypeScript loader is installed (tsx, an optional dependency ` +
+          'the production image leaves out): compile it to JavaScript and name the .js file',
+      );
+    }
   }
   return (await import(pathToFileURL(file).href)) as Record<string, unknown>;
 }

@@ -37,6 +37,9 @@ t.test('each variable is read into its setting', async (t) => {
     [{ MESH_ALLOW_ANONYMOUS: 'yes' }, { allowAnonymous: false }],
     [{ RUNNER_DRAIN_MS: '0' }, { drainMs: 0 }],
     [{ MESH_MAX_CALLS_PER_TURN: '5' }, { maxCallsPerTurn: 5 }],
+    [{ MESH_PUBLIC_URL: 'https://mesh.example.com' }, { publicUrl: 'https://mesh.example.com' }],
+    [{}, { mcpWaitSeconds: 300 }],
+    [{ MESH_MCP_WAIT_SECONDS: '5' }, { mcpWaitSeconds: 5 }],
   ];
   for (const [env, expected] of rows) t.match(serviceEnv(env), expected, JSON.stringify(env));
 });
@@ -47,6 +50,7 @@ t.test('every bad value is refused at once, each named by its variable', async (
     [{ RUNNER_CONCURRENCY: '0' }, ['RUNNER_CONCURRENCY']],
     [{ MESH_MAX_DEPTH: '1.5', RUNNER_LOCK_MS: '10' }, ['MESH_MAX_DEPTH', 'RUNNER_LOCK_MS']],
     [{ MESH_PREFIX: 'a:b' }, ['MESH_PREFIX']],
+    [{ MESH_MCP_WAIT_SECONDS: '0' }, ['MESH_MCP_WAIT_SECONDS']],
     [
       { MESH_DEFAULT_TIMEOUT_SECONDS: '100', MESH_MAX_TIMEOUT_SECONDS: '10' },
       ['MESH_DEFAULT_TIMEOUT_SECONDS'],
