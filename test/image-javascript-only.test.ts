@@ -75,7 +75,7 @@ t.test('compose points every service at the compiled demo and runs nothing throu
   const meshYaml = fs.readFileSync(path.join(ROOT, 'mesh.yaml'), 'utf8');
   t.match(
     meshYaml,
-    /tools: \['\$\{DEMO_TOOLS:-\.\/demo\/tools\/index\.ts\}'\]/,
+    /tools: \["\$\{DEMO_TOOLS:-\.\/demo\/tools\/index\.ts\}"\]/,
     'mesh.yaml reads DEMO_TOOLS',
   );
   const dockerfile = fs.readFileSync(path.join(ROOT, 'Dockerfile'), 'utf8');
