@@ -42,7 +42,7 @@ export { initialMessages, userContent } from './react/initial-messages.js';
 export { jsonDepth } from './react/json-depth.js';
 export * from './redis/index.js';
 export { type ServiceEnv, serviceEnv } from './service-env.js';
-export { cancelTree, type FlaggedNode, subtreeIds } from './store/cancel-tree.js';
+export { cancelTree, type FlaggedNode } from './store/cancel-tree.js';
 export { type Catalogue, readCatalogue, waitForCatalogue } from './store/catalogue.js';
 export * from './store/ending-scripts.js';
 export { finishArgs, type Outcome } from './store/finish-args.js';

@@ -1,5 +1,5 @@
-// cancelTree against a real Redis: the subtree walk, CANCEL_TREE's batches (every key in KEYS), a
-// child the walk missed, and a tree that fails with an error.
+// cancelTree against a real Redis: the level-by-level walk, CANCEL_TREE's batches (every key in KEYS), a
+// child created just before its parent is flagged, and a tree that fails with an error.
 import { childId, keyLayout, type MeshScripts, meshScripts, newRootId, rootOf } from '@agentmesh/shared';
 import { startRedis } from '@agentmesh/test-support/redis-server';
 import { Redis } from 'ioredis';
@@ -37,7 +37,7 @@ t.test(
     await node(a, 'waiting', root);
     await node(b, 'succeeded', root);
     await node(g, 'queued', a);
-    const flagged = await cancelTree(redis, scripts, keys, a);
+    const flagged = await cancelTree(scripts, keys, a);
     t.same(flagged, [
       { id: a, status: 'waiting' },
       { id: g, status: 'queued' },
@@ -46,11 +46,11 @@ t.test(
     t.equal(await flagOf(g), '1');
     t.equal(await flagOf(root), null, 'never an ancestor');
     t.equal(await flagOf(b), null);
-    t.same(await cancelTree(redis, scripts, keys, b), [], 'a terminal node flags nothing');
+    t.same(await cancelTree(scripts, keys, b), [], 'a terminal node flags nothing');
   },
 );
 
-t.test('a child created after the walk, before its parent was flagged, is flagged too', async (t) => {
+t.test('a child created just before its parent is flagged is flagged too', async (t) => {
   const root = newRootId();
   const late = childId(root, 't1-call0');
   await node(root, 'running');
@@ -58,12 +58,12 @@ t.test('a child created after the walk, before its parent was flagged, is flagge
   const racing: MeshScripts = {
     ...scripts,
     cancelTree: async (...args) => {
-      if (first) await node(late, 'queued', root); // SUBMIT_CHILD between the walk and the flag
+      if (first) await node(late, 'queued', root); // SUBMIT_CHILD just before the parent's flag
       first = false;
       return scripts.cancelTree(...args);
     },
   };
-  const flagged = await cancelTree(redis, racing, keys, root);
+  const flagged = await cancelTree(racing, keys, root);
   t.same(
     flagged.map((n) => n.id),
     [root, late],
@@ -76,7 +76,7 @@ t.test('a wide tree is flagged in several steps, every node once', async (t) => 
   await node(root, 'waiting');
   const children = Array.from({ length: 600 }, (_, i) => childId(root, `t0-call${i}`));
   for (const c of children) await node(c, 'running', root);
-  const flagged = await cancelTree(redis, scripts, keys, root);
+  const flagged = await cancelTree(scripts, keys, root);
   t.equal(flagged.length, 601);
   t.equal(new Set(flagged.map((n) => n.id)).size, 601);
   t.same(
@@ -90,12 +90,12 @@ t.test('an error fails the target (treeError) only while it runs; the first erro
   const child = childId(root, 't0-call0');
   await node(root, 'running');
   await node(child, 'running', root);
-  await cancelTree(redis, scripts, keys, root, '{"code":"budget_exceeded"}');
-  await cancelTree(redis, scripts, keys, root, '{"code":"other"}');
+  await cancelTree(scripts, keys, root, '{"code":"budget_exceeded"}');
+  await cancelTree(scripts, keys, root, '{"code":"other"}');
   t.equal(await redis.hget(keys.invocation(root, root), 'treeError'), '{"code":"budget_exceeded"}');
   t.equal(await redis.hget(keys.invocation(root, child), 'treeError'), null, 'only the target');
   const ended = newRootId();
   await node(ended, 'succeeded');
-  await cancelTree(redis, scripts, keys, ended, '{"code":"budget_exceeded"}');
+  await cancelTree(scripts, keys, ended, '{"code":"budget_exceeded"}');
   t.equal(await redis.hget(keys.invocation(ended, ended), 'treeError'), null);
 });

@@ -98,9 +98,8 @@ return 1`,
 /**
  * Flags a batch of one tree's invocations as cancelled (never their ancestors): each one not
  * terminal gets `cancelRequested`, which every runner checks before each call; children created
- * later by a flagged parent inherit the flag (SUBMIT_CHILD). cancelTree (cancel-tree.ts) walks the
- * subtree and calls this for every node it found, and again for any child the step reports that
- * the walk had not seen yet (one created in between): no node escapes, and each key is in KEYS.
+ * later by a flagged parent inherit the flag (SUBMIT_CHILD). cancelTree (cancel-tree.ts) calls it
+ * a level at a time, each level the children the step before reported: each key is in KEYS.
  * KEYS: inv and calls of each node, in pairs. ARGV: an error JSON or '' (when set and the first
  * node is not terminal, it gets `treeError`: a root whose tree fails, e.g. on `budget_exceeded`,
  * then ends `failed` with it instead of `cancelled`; FINISH reads it; the first error set wins),

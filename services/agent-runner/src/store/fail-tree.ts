@@ -21,7 +21,7 @@ export async function failTree(
 ): Promise<never> {
   const s = activation.state;
   const error = codedError('budget_exceeded', { limit: s.budget ?? 0 });
-  const flagged = await cancelTree(redis, scripts, keys, s.rootId, JSON.stringify(error));
+  const flagged = await cancelTree(scripts, keys, s.rootId, JSON.stringify(error));
   const p = redis.pipeline();
   for (const node of flagged) p.publish(keys.cancelChannel(), node.id);
   await p.exec();

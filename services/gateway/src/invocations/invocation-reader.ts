@@ -1,11 +1,11 @@
 import {
+  type CallRecord,
   type InvocationView,
   isInvocationId,
   type KeyLayout,
   type MeshRedis,
   type MeshScripts,
   rootOf,
-  subtreeIds,
   toInvocationView,
 } from '@agentmesh/shared';
 import type { Caller } from '../auth/caller.js';
@@ -46,8 +46,36 @@ export class InvocationReader {
     return v !== null && caller.sees(owner ?? undefined);
   }
 
-  /** The ids of an invocation and of every invocation under it so far (see subtreeIds). */
-  subtreeIds(id: string): Promise<Set<string>> {
-    return subtreeIds(this.redis, this.keys, id);
+  /**
+   * The ids of an invocation and of every invocation under it so far (children from call records).
+   * cancelTree (shared) walks the same way, flagging each level as it reads it; this walk only
+   * reads, in one pipelined round trip per level.
+   */
+  async subtreeIds(id: string): Promise<Set<string>> {
+    const ids = new Set([id]);
+    for (let frontier = [id]; frontier.length > 0; ) {
+      const p = this.redis.pipeline();
+      for (const x of frontier) p.hvals(this.keys.calls(rootOf(x), x));
+      frontier = [];
+      for (const [err, records] of (await p.exec()) ?? []) {
+        if (err) throw err;
+        for (const text of records as string[]) {
+          const child = childOf(text);
+          if (!child || ids.has(child)) continue;
+          ids.add(child);
+          frontier.push(child);
+        }
+      }
+    }
+    return ids;
+  }
+}
+
+/** The child id a call record names, if any (an unreadable record names none). */
+function childOf(text: string): string | undefined {
+  try {
+    return (JSON.parse(text) as CallRecord).childId;
+  } catch {
+    return undefined;
   }
 }

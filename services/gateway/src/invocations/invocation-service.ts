@@ -102,7 +102,7 @@ export class InvocationService extends InvocationReader {
     const before = await this.viewFor(id, caller);
     if (!before) return undefined;
     if (isTerminal(before.status)) return { view: before, changed: false };
-    const flagged = await cancelTree(this.redis, this.scripts, this.keys, id);
+    const flagged = await cancelTree(this.scripts, this.keys, id);
     const pipeline = this.redis.pipeline();
     for (const node of flagged) pipeline.publish(this.keys.cancelChannel(), node.id);
     await pipeline.exec();
