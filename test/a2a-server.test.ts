@@ -1,11 +1,7 @@
-// Agents over A2A (issue 12, DESIGN §14): the A2A SDK's own client (JSON-RPC, A2A v1.0) against
-// POST /a2a/{agent} of a live gateway with API keys: the public card, a blocking send answered
-// in the task's artifact, a stream of status updates ending completed, a task read back from a
-// second gateway on the same Redis, a cancel that cancels the invocation, and the REST auth rules.
-import { randomUUID } from 'node:crypto';
-import { type Message, type Part, Role, type SendMessageRequest, type Task, TaskState } from '@a2a-js/sdk';
+import { type Task, TaskState } from '@a2a-js/sdk';
 import { ClientFactory, JsonRpcTransportFactory } from '@a2a-js/sdk/client';
 import t from 'tap';
+import { a2aPart, a2aSend } from './support/a2a-message.js';
 import type { FakeScript } from './support/fake-model.js';
 import { listenGateway, startMesh } from './support/mesh.js';
 import { waitUntil } from './support/wait-until.js';
@@ -59,27 +55,6 @@ const connect = (agent: string, key = 'all-key', url = base) =>
     '',
   );
 
-const part = (content: Part['content']): Part => ({
-  content,
-  metadata: undefined,
-  filename: '',
-  mediaType: '',
-});
-const send = (...parts: Part[]): SendMessageRequest => ({
-  tenant: '',
-  message: {
-    messageId: randomUUID(),
-    contextId: '',
-    taskId: '',
-    role: Role.ROLE_USER,
-    parts,
-    metadata: undefined,
-    extensions: [],
-    referenceTaskIds: [],
-  } satisfies Message,
-  configuration: undefined,
-  metadata: undefined,
-});
 const asTask = (r: unknown): Task => r as Task;
 
 t.test('the agent card is public and declares the interface and bearer auth', async (t) => {
@@ -112,7 +87,7 @@ t.test('behind a proxy the card and the document name MESH_PUBLIC_URL, not the r
 
 t.test('a blocking send completes with the text answer in the artifact', async (t) => {
   const client = await connect('echo');
-  const task = asTask(await client.sendMessage(send(part({ $case: 'text', value: 'hi' }))));
+  const task = asTask(await client.sendMessage(a2aSend('hi')));
   t.equal(task.status?.state, TaskState.TASK_STATE_COMPLETED);
   t.strictSame(
     task.artifacts[0]?.parts.map((p) => p.content),
@@ -125,18 +100,23 @@ t.test('a blocking send completes with the text answer in the artifact', async (
 
 t.test('a data part is the structured input, and structured output a data part', async (t) => {
   const client = await connect('quiz');
-  const task = asTask(await client.sendMessage(send(part({ $case: 'data', value: { question: '2+2?' } }))));
+  const task = asTask(
+    await client.sendMessage(a2aSend([a2aPart({ $case: 'data', value: { question: '2+2?' } })])),
+  );
   t.equal(task.status?.state, TaskState.TASK_STATE_COMPLETED);
   const data = task.artifacts[0]?.parts.find((p) => p.content?.$case === 'data');
   t.strictSame(data?.content?.value, { answer: 'four', n: 4 });
-  await t.rejects(client.sendMessage(send(part({ $case: 'data', value: { nope: 1 } }))), /invalid_input/);
+  await t.rejects(
+    client.sendMessage(a2aSend([a2aPart({ $case: 'data', value: { nope: 1 } })])),
+    /invalid_input/,
+  );
 });
 
 t.test('a stream brings status updates, then the artifact and completion', async (t) => {
   const client = await connect('echo');
   const seen: string[] = [];
   let taskId = '';
-  for await (const ev of client.sendMessageStream(send(part({ $case: 'text', value: 'hi' })))) {
+  for await (const ev of client.sendMessageStream(a2aSend('hi'))) {
     const p = ev.payload;
     if (p?.$case === 'task') taskId = p.value.id;
     if (p?.$case === 'statusUpdate') seen.push(TaskState[p.value.status!.state]);
@@ -150,7 +130,7 @@ t.test('a stream brings status updates, then the artifact and completion', async
 
 t.test('a second gateway on the same Redis answers GetTask', async (t) => {
   const { base: otherUrl } = await listenGateway(t, mesh, { apiKeys: 'all-key,echo-key=echo' });
-  const task = asTask(await (await connect('echo')).sendMessage(send(part({ $case: 'text', value: 'hi' }))));
+  const task = asTask(await (await connect('echo')).sendMessage(a2aSend('hi')));
   const elsewhere = await connect('echo', 'all-key', otherUrl);
   const got = await elsewhere.getTask({ tenant: '', id: task.id, historyLength: undefined });
   t.equal(got.id, task.id);
@@ -163,7 +143,7 @@ t.test('a second gateway on the same Redis answers GetTask', async (t) => {
 
 t.test('cancelling a slow task cancels its invocation', async (t) => {
   const client = await connect('slow');
-  const req = send(part({ $case: 'text', value: 'take your time' }));
+  const req = a2aSend('take your time');
   req.configuration = {
     acceptedOutputModes: [],
     taskPushNotificationConfig: undefined,
@@ -195,10 +175,7 @@ t.test('no key is a 401; a scoped key cannot reach another agent', async (t) => 
   t.equal(scoped.status, 403);
   t.equal(((await scoped.json()) as any).error.code, 'forbidden');
   const echo = await connect('echo', 'echo-key');
-  t.equal(
-    asTask(await echo.sendMessage(send(part({ $case: 'text', value: 'hi' })))).status?.state,
-    TaskState.TASK_STATE_COMPLETED,
-  );
+  t.equal(asTask(await echo.sendMessage(a2aSend('hi'))).status?.state, TaskState.TASK_STATE_COMPLETED);
 });
 
 t.test('a streaming answer counts against the open-stream caps of event streams', async (t) => {
@@ -212,7 +189,7 @@ t.test('a streaming answer counts against the open-stream caps of event streams'
       .length;
   // The slow agent's stream stays open: it holds the key's one slot.
   const client = await connect('slow', 'all-key', url);
-  const stream = client.sendMessageStream(send(part({ $case: 'text', value: 'hi' })))[Symbol.asyncIterator]();
+  const stream = client.sendMessageStream(a2aSend('hi'))[Symbol.asyncIterator]();
   const first = await stream.next();
   const taskId = first.value?.payload?.$case === 'task' ? first.value.payload.value.id : '';
   t.ok(taskId, 'the first stream is open');

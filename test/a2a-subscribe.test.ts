@@ -1,14 +1,8 @@
-// A2A SubscribeToTask across gateways (DESIGN §14), with the A2A SDK's own client: a task started
-// (not blocking) on one gateway is followed from a second gateway on the same Redis, through its
-// status updates to completion with its artifact; a task waiting on an approval is input-required,
-// where a subscription ends; and the remote sub-agents' watcher (watchRemoteTask) gets a task's end
-// from that subscription, not by polling GetTask. A tool that waits for the test holds each task
-// where the test needs it, so nothing depends on timing.
-import { randomUUID } from 'node:crypto';
-import { Role, type SendMessageRequest, type StreamResponse, type Task, TaskState } from '@a2a-js/sdk';
+import { type SendMessageRequest, type StreamResponse, type Task, TaskState } from '@a2a-js/sdk';
 import { ClientFactory, JsonRpcTransportFactory } from '@a2a-js/sdk/client';
 import t from 'tap';
 import { watchRemoteTask } from '../services/agent-runner/src/remote/watch-remote-task.js';
+import { a2aSend } from './support/a2a-message.js';
 import { type FakeScript, toolMessagesOf, turnOf } from './support/fake-model.js';
 import { listenGateway, startMesh } from './support/mesh.js';
 import { waitUntil } from './support/wait-until.js';
@@ -115,26 +109,15 @@ const connect = (agent: string, url: string, log: Sent[] = []) =>
   }).createFromUrl(`${url}/a2a/${agent}/.well-known/agent-card.json`, '');
 
 /** A non-blocking SendMessage with one text part. */
-const message = (text: string): SendMessageRequest => ({
-  tenant: '',
-  message: {
-    messageId: randomUUID(),
-    contextId: '',
-    taskId: '',
-    role: Role.ROLE_USER,
-    parts: [{ content: { $case: 'text', value: text }, metadata: undefined, filename: '', mediaType: '' }],
-    metadata: undefined,
-    extensions: [],
-    referenceTaskIds: [],
-  },
-  configuration: {
-    acceptedOutputModes: [],
-    taskPushNotificationConfig: undefined,
-    historyLength: undefined,
-    returnImmediately: true,
-  },
-  metadata: undefined,
-});
+const message = (text: string): SendMessageRequest =>
+  a2aSend(text, {
+    configuration: {
+      acceptedOutputModes: [],
+      taskPushNotificationConfig: undefined,
+      historyLength: undefined,
+      returnImmediately: true,
+    },
+  });
 
 /** Starts `agent` on the first gateway without waiting: the task as the send answered it. */
 const start = async (agent: string) =>

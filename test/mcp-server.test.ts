@@ -155,6 +155,18 @@ t.test('an invocation still running when the wait ends is an isError result with
   await mesh.waitForStatus(id, 'cancelled');
 });
 
+/** The one `slow` invocation running, once its model call (past the `seen` ones) has arrived. */
+async function runningSlow(t: Test, seen: number): Promise<string> {
+  await waitUntil(
+    async () => mesh.model.of('slow').length > seen,
+    30_000,
+    () => 'the slow model call',
+  );
+  const list = (await mesh.get('/invocations?agent=slow&status=running')).json;
+  t.equal(list.items.length, 1, 'the one slow invocation running');
+  return list.items[0].id;
+}
+
 t.test('an MCP cancellation of a tools/call cancels its invocation', async (t) => {
   const client = await connect(t, 'all-key');
   const seen = mesh.model.of('slow').length;
@@ -163,14 +175,7 @@ t.test('an MCP cancellation of a tools/call cancels its invocation', async (t) =
     signal: abort.signal,
   });
   // Running: its model call has arrived.
-  await waitUntil(
-    async () => mesh.model.of('slow').length > seen,
-    30_000,
-    () => 'the slow model call',
-  );
-  const list = (await mesh.get('/invocations?agent=slow&status=running')).json;
-  t.equal(list.items.length, 1, 'the one slow invocation running');
-  const id = list.items[0].id;
+  const id = await runningSlow(t, seen);
   abort.abort('the user changed their mind');
   await t.rejects(call, 'the client sees its request cancelled');
   const view = await mesh.waitForStatus(id, 'cancelled', 30_000);
@@ -198,14 +203,7 @@ t.test('a cancellation that reaches another gateway cancels the call where it ru
   // Its answer never comes (a cancelled request gets none): the client's close ends it.
   const call = client.callTool({ name: 'slow', arguments: { prompt: 'cancel me elsewhere' } });
   call.catch(() => undefined);
-  await waitUntil(
-    async () => mesh.model.of('slow').length > seen,
-    30_000,
-    () => 'the slow model call',
-  );
-  const list = (await mesh.get('/invocations?agent=slow&status=running')).json;
-  t.equal(list.items.length, 1, 'the one slow invocation running');
-  const id = list.items[0].id;
+  const id = await runningSlow(t, seen);
   const requestId = sent.find((m) => m.method === 'tools/call')?.id;
   t.ok(requestId !== undefined, 'the tools/call request id');
 

@@ -1,11 +1,8 @@
 // The gateway's own metrics (DESIGN §15): the depth of every agent's queue by BullMQ state, read on
 // scrape with a short cache, and request durations labelled by route template, never the raw URL.
-import { buildRunner } from '@agentmesh/agent-runner';
 import t from 'tap';
-import { startMesh, type TestMesh } from './support/mesh.js';
+import { addRunner, startMesh, type TestMesh } from './support/mesh.js';
 import { waitUntil } from './support/wait-until.js';
-
-const silent = { info() {}, warn() {}, error() {}, debug() {} };
 
 async function scrape(mesh: TestMesh): Promise<string> {
   const res = await mesh.gateway.app.inject({ method: 'GET', url: '/metrics' });
@@ -58,19 +55,7 @@ t.test('queue depth follows a burst of invocations with no runner, then drains t
   );
   t.equal(sample(await scrape(mesh), jobs('idle', 'waiting')), 0, 'another agent stays at 0');
 
-  const runner = await buildRunner({
-    config: mesh.config,
-    redisUrl: mesh.redis.url,
-    prefix: mesh.prefix,
-    toolHostUrl: mesh.toolHostUrl,
-    concurrency: 4,
-    retentionSeconds: 3600,
-    limits: { maxDepth: 8, maxDelegationsPerTurn: 16, maxResultBytes: 65536, maxRecoveries: 5 },
-    lockDurationMs: 3000,
-    metricsPort: 0,
-    log: silent,
-  });
-  t.teardown(() => runner.close());
+  await addRunner(t, mesh);
   for (const id of ids) await mesh.waitForStatus(id, 'succeeded');
   await waitUntil(
     async () => {

@@ -1,16 +1,14 @@
 // Sessions (DESIGN §12): a session lives MESH_SESSION_TTL_SECONDS after its last use. With a TTL of
 // a few seconds: the keys' TTL runs down, a new turn pushes it back up, and an unused session goes.
-import { buildRunner } from '@agentmesh/agent-runner';
 import t from 'tap';
 import type { SeenRequest } from './support/fake-model.js';
-import { listenGateway, startMesh } from './support/mesh.js';
+import { addRunner, listenGateway, startMesh } from './support/mesh.js';
 import { waitUntil } from './support/wait-until.js';
 
 const TTL_SECONDS = 4;
 const chat = '  chat: {description: Chats., instructions: "@agent chat"}\n';
 const lastUser = (r: SeenRequest) => r.messages.filter((m) => m.role === 'user').at(-1)!.content!;
 const roles = (r: SeenRequest) => r.messages.map((m) => `${m.role}:${m.content}`);
-const silent = { info() {}, warn() {}, error() {}, debug() {} };
 
 t.test('the session TTL slides with each turn; an unused session expires', async (t) => {
   // The mesh's own runner and gateway keep the default TTL: this test brings its own, both with
@@ -20,20 +18,7 @@ t.test('the session TTL slides with each turn; an unused session expires', async
     runners: 0,
     script: (r) => ({ final: `answer to ${lastUser(r)}` }),
   });
-  const runner = await buildRunner({
-    config: mesh.config,
-    redisUrl: mesh.redis.url,
-    prefix: mesh.prefix,
-    toolHostUrl: mesh.toolHostUrl,
-    concurrency: 4,
-    retentionSeconds: 3600,
-    sessionTtlSeconds: TTL_SECONDS,
-    limits: { maxDepth: 8, maxDelegationsPerTurn: 16, maxResultBytes: 65536, maxRecoveries: 5 },
-    lockDurationMs: 3000,
-    metricsPort: 0,
-    log: silent,
-  });
-  t.teardown(() => runner.close());
+  await addRunner(t, mesh, { sessionTtlSeconds: TTL_SECONDS });
   const { gateway } = await listenGateway(t, mesh, { sessionTtlSeconds: TTL_SECONDS });
   const request = async (method: 'GET' | 'POST', url: string, payload?: object) => {
     const res = await gateway.app.inject({ method, url, ...(payload ? { payload } : {}) });

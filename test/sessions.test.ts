@@ -1,12 +1,10 @@
-// Sessions (DESIGN §12): a conversation across invocations of one agent, bound to the agent and
-// the API key that created it, one invocation at a time, readable and deletable.
-import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { type Message, Role, type SendMessageRequest, type Task, TaskState } from '@a2a-js/sdk';
+import { type Task, TaskState } from '@a2a-js/sdk';
 import { ClientFactory, JsonRpcTransportFactory } from '@a2a-js/sdk/client';
 import t from 'tap';
+import { a2aSend } from './support/a2a-message.js';
 import type { SeenRequest } from './support/fake-model.js';
 import { startMesh } from './support/mesh.js';
 import { waitUntil } from './support/wait-until.js';
@@ -327,21 +325,7 @@ t.test("an A2A message's contextId is the session", async (t) => {
     `${base}/a2a/chat/.well-known/agent-card.json`,
     '',
   );
-  const send = (text: string, contextId: string): SendMessageRequest => ({
-    tenant: '',
-    message: {
-      messageId: randomUUID(),
-      contextId,
-      taskId: '',
-      role: Role.ROLE_USER,
-      parts: [{ content: { $case: 'text', value: text }, metadata: undefined, filename: '', mediaType: '' }],
-      metadata: undefined,
-      extensions: [],
-      referenceTaskIds: [],
-    } satisfies Message,
-    configuration: undefined,
-    metadata: undefined,
-  });
+  const send = (text: string, contextId: string) => a2aSend(text, { contextId });
   const first = (await client.sendMessage(send('hello there', 'a2a-conv'))) as Task;
   t.equal(first.status?.state, TaskState.TASK_STATE_COMPLETED);
   t.equal(first.contextId, 'a2a-conv');

@@ -4,6 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { startMesh, startService } from '@agentmesh/test-support/mesh';
 import { startOtlpCollector } from '@agentmesh/test-support/otlp-collector';
+import { PLANNER_AND_HELPER, plannerAndHelper } from '@agentmesh/test-support/planner-and-helper';
 import { freePort } from '@agentmesh/test-support/redis-server';
 import { waitUntil } from '@agentmesh/test-support/wait-until';
 import t from 'tap';
@@ -18,11 +19,6 @@ const TOOLS = `export default {
     return args.x + 1;
   },
 };
-`;
-
-const AGENTS = `
-  planner: {instructions: "@agent planner", tools: [calc], subagents: [helper]}
-  helper: {instructions: "@agent helper"}
 `;
 
 /** One JSON log line of a service (pino's fields, ours, and the request's from fastify). */
@@ -60,21 +56,11 @@ t.test(
     const toolsFile = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'traces-logs-')), 'tools.mjs');
     fs.writeFileSync(toolsFile, TOOLS);
     const mesh = await startMesh(t, {
-      agentsYaml: AGENTS,
+      agentsYaml: PLANNER_AND_HELPER,
       toolsModule: toolsFile,
       toolHostEnv: env,
       runners: 0,
-      script: (r) => {
-        if (r.agent === 'helper') return { final: 'helped' };
-        return r.messages.some((m) => m.role === 'tool')
-          ? { final: 'done' }
-          : {
-              calls: [
-                { name: 'calc', args: { x: 1 } },
-                { name: '_subagent_helper', args: { prompt: 'help' } },
-              ],
-            };
-      },
+      script: plannerAndHelper,
     });
     const runners = ['planner', 'helper'].map((agent) =>
       startService(t, 'runner', { ...mesh.env, ...env, RUNNER_AGENTS: agent }),

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { createRequire } from 'node:module';
 import { defineTool, startTracing, tracingEnabled, tracingOn } from '@agentmesh/shared';
 import { startMesh } from '@agentmesh/test-support/mesh';
+import { PLANNER_AND_HELPER, plannerAndHelper } from '@agentmesh/test-support/planner-and-helper';
 import { trace } from '@opentelemetry/api';
 import t from 'tap';
 
@@ -51,22 +52,9 @@ t.test(
       },
     });
     const mesh = await startMesh(t, {
-      agentsYaml: `
-  planner: {instructions: "@agent planner", tools: [calc], subagents: [helper]}
-  helper: {instructions: "@agent helper"}
-`,
+      agentsYaml: PLANNER_AND_HELPER,
       tools: [calc],
-      script: (r) => {
-        if (r.agent === 'helper') return { final: 'helped' };
-        return r.messages.some((m) => m.role === 'tool')
-          ? { final: 'done' }
-          : {
-              calls: [
-                { name: 'calc', args: { x: 1 } },
-                { name: '_subagent_helper', args: { prompt: 'help' } },
-              ],
-            };
-      },
+      script: plannerAndHelper,
     });
     const traceparent = `00-${randomBytes(16).toString('hex')}-${randomBytes(8).toString('hex')}-01`;
     const res = await mesh.invoke('planner', { prompt: 'go' }, 'wait=30', { traceparent });

@@ -5,6 +5,7 @@ import path from 'node:path';
 import { parseTraceparent } from '@agentmesh/shared';
 import { startMesh, startService } from '@agentmesh/test-support/mesh';
 import { startOtlpCollector } from '@agentmesh/test-support/otlp-collector';
+import { PLANNER_AND_HELPER, plannerAndHelper } from '@agentmesh/test-support/planner-and-helper';
 import { freePort } from '@agentmesh/test-support/redis-server';
 import { waitUntil } from '@agentmesh/test-support/wait-until';
 import t from 'tap';
@@ -16,11 +17,6 @@ const TOOLS = `export default {
   input: { type: 'object', properties: { x: { type: 'number' } }, required: ['x'] },
   run: (args, ctx) => ({ sum: args.x + 1, traceparent: ctx.traceparent }),
 };
-`;
-
-const AGENTS = `
-  planner: {instructions: "@agent planner", tools: [calc], subagents: [helper]}
-  helper: {instructions: "@agent helper"}
 `;
 
 t.test(
@@ -36,21 +32,11 @@ t.test(
     const toolsFile = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'traces-tools-')), 'tools.mjs');
     fs.writeFileSync(toolsFile, TOOLS);
     const mesh = await startMesh(t, {
-      agentsYaml: AGENTS,
+      agentsYaml: PLANNER_AND_HELPER,
       toolsModule: toolsFile,
       toolHostEnv: otel,
       runners: 0,
-      script: (r) => {
-        if (r.agent === 'helper') return { final: 'helped' };
-        return r.messages.some((m) => m.role === 'tool')
-          ? { final: 'done' }
-          : {
-              calls: [
-                { name: 'calc', args: { x: 1 } },
-                { name: '_subagent_helper', args: { prompt: 'help' } },
-              ],
-            };
-      },
+      script: plannerAndHelper,
     });
     // One runner per agent, so that the tree's work is split over both processes.
     startService(t, 'runner', { ...mesh.env, ...otel, RUNNER_AGENTS: 'planner' });

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { Writable } from 'node:stream';
 import { defineTool, loggerOptions, parseTraceparent, startTracingWith } from '@agentmesh/shared';
 import { listenGateway, startMesh } from '@agentmesh/test-support/mesh';
+import { PLANNER_AND_HELPER, plannerAndHelper } from '@agentmesh/test-support/planner-and-helper';
 import { waitUntil } from '@agentmesh/test-support/wait-until';
 import { context, ROOT_CONTEXT, SpanKind, trace } from '@opentelemetry/api';
 import { InMemorySpanExporter, type ReadableSpan, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
@@ -12,24 +13,6 @@ import t from 'tap';
 const exporter = new InMemorySpanExporter();
 const tracing = await startTracingWith([new SimpleSpanProcessor(exporter)]);
 t.teardown(() => tracing.shutdown());
-
-const AGENTS = `
-  planner: {instructions: "@agent planner", tools: [calc], subagents: [helper]}
-  helper: {instructions: "@agent helper"}
-`;
-
-/** planner: calc and a delegation in one turn, then a final answer; helper answers at once. */
-const script = (r: { agent: string; messages: { role: string }[] }) => {
-  if (r.agent === 'helper') return { final: 'helped' };
-  return r.messages.some((m) => m.role === 'tool')
-    ? { final: 'done' }
-    : {
-        calls: [
-          { name: 'calc', args: { x: 1 } },
-          { name: '_subagent_helper', args: { prompt: 'help' } },
-        ],
-      };
-};
 
 const parentOf = (s: ReadableSpan) => s.parentSpanContext?.spanId;
 const idOf = (s: ReadableSpan) => s.spanContext().spanId;
@@ -45,7 +28,11 @@ t.test('one invocation with a delegation and a tool call is one trace, a tree ac
       return args.x + 1;
     },
   });
-  const mesh = await startMesh(t, { agentsYaml: AGENTS, tools: [calc], script });
+  const mesh = await startMesh(t, {
+    agentsYaml: PLANNER_AND_HELPER,
+    tools: [calc],
+    script: plannerAndHelper,
+  });
   exporter.reset();
   const traceId = randomBytes(16).toString('hex');
   const clientSpan = randomBytes(8).toString('hex');

@@ -2,7 +2,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { buildRunner, type Runner } from '@agentmesh/agent-runner';
+import { buildRunner, type Runner, type RunnerOptions } from '@agentmesh/agent-runner';
 import { buildGateway, type Gateway, type GatewayOptions } from '@agentmesh/gateway';
 import {
   connectRedis,
@@ -105,6 +105,15 @@ export interface MeshOptions {
 
 const silent = { info() {}, warn() {}, error() {}, debug() {} };
 
+/** What every in-process runner of a test mesh gets unless told otherwise. */
+const RUNNER_DEFAULTS = {
+  retentionSeconds: 3600,
+  limits: { maxDepth: 8, maxDelegationsPerTurn: 16, maxResultBytes: 65536, maxRecoveries: 5 },
+  lockDurationMs: 3000,
+  metricsPort: 0,
+  log: silent,
+};
+
 /** Starts a mesh and registers its teardown on `t` (everything stops even when the test fails). */
 export async function startMesh(t: Test, opts: MeshOptions): Promise<TestMesh> {
   const cluster = opts.cluster ? await startRedisCluster() : undefined;
@@ -170,18 +179,9 @@ export async function startMesh(t: Test, opts: MeshOptions): Promise<TestMesh> {
       concurrency: opts.concurrency ?? 16,
       codeAgents,
       agents: opts.runnerAgents,
-      retentionSeconds: 3600,
-      limits: {
-        maxDepth: 8,
-        maxDelegationsPerTurn: 16,
-        maxResultBytes: 65536,
-        maxRecoveries: 5,
-        ...opts.limits,
-      },
-      lockDurationMs: 3000,
+      ...RUNNER_DEFAULTS,
+      limits: { ...RUNNER_DEFAULTS.limits, ...opts.limits },
       ...(opts.watchdog ? { watchdog: opts.watchdog } : {}),
-      metricsPort: 0,
-      log: silent,
     });
     t.teardown(() => runner.close());
     runners.push(runner);
@@ -266,6 +266,25 @@ export async function listenGateway(
   t.teardown(() => gateway.close());
   await gateway.app.listen({ port: 0, host: '127.0.0.1' });
   return { gateway, base: `http://127.0.0.1:${(gateway.app.server.address() as { port: number }).port}` };
+}
+
+/** Starts one more in-process runner on `mesh` (closed at teardown) with the mesh's settings and `extra`. */
+export async function addRunner(
+  t: Test,
+  mesh: TestMesh,
+  extra: Partial<RunnerOptions> = {},
+): Promise<Runner> {
+  const runner = await buildRunner({
+    config: mesh.config,
+    redisUrl: mesh.redis.url,
+    prefix: mesh.prefix,
+    toolHostUrl: mesh.toolHostUrl,
+    concurrency: 4,
+    ...RUNNER_DEFAULTS,
+    ...extra,
+  });
+  t.teardown(() => runner.close());
+  return runner;
 }
 
 /** Starts a service through its npm script, in its own process group; killed at teardown. */
