@@ -1,17 +1,11 @@
 import { setMaxListeners } from 'node:events';
-import {
-  connectRedis,
-  isClusterTarget,
-  type KeyLayout,
-  queueName,
-  type RedisTarget,
-} from '@agentmesh/shared';
+import { connectRedis, type KeyLayout, queueName, type RedisTarget } from '@agentmesh/shared';
 import { Worker } from 'bullmq';
 import { settleJobError } from '../job-errors.js';
-import { redisOptions } from '../redis-options.js';
 import type { Slots } from '../slots.js';
 import { runActivation } from '../steps/run-activation.js';
 import type { RunnerContext } from '../steps/runner-context.js';
+import { defineFetchScripts } from './fetch-scripts.js';
 
 /** How a runner's workers take jobs: shared slots, lock settings and the activations in flight. */
 export interface WorkerSettings {
@@ -28,11 +22,10 @@ export interface WorkerSettings {
 /** The BullMQ worker of one hosted agent's queue: each job is one activation, within the runner's slots. */
 export function startAgentWorker(name: string, ctx: RunnerContext, s: WorkerSettings): Worker {
   const { slots, inFlight } = s;
-  // BullMQ builds its connections from options for one server; a cluster it is given as a client
-  // (it duplicates it for its blocking reads), which is then ours to close with the worker.
-  const cluster = isClusterTarget(s.redis)
-    ? connectRedis(s.redis, { maxRetriesPerRequest: null })
-    : undefined;
+  // The worker's connection is ours (BullMQ duplicates it for its blocking reads, and leaves it
+  // to us to close): it carries the fetch steps that wake no worker for nothing (fetch-scripts).
+  const connection = connectRedis(s.redis, { maxRetriesPerRequest: null });
+  defineFetchScripts(connection);
   const worker = new Worker(
     queueName(name),
     async (job, token, signal) => {
@@ -60,7 +53,7 @@ export function startAgentWorker(name: string, ctx: RunnerContext, s: WorkerSett
       }
     },
     {
-      connection: cluster ?? { ...redisOptions(s.redis.url), maxRetriesPerRequest: null },
+      connection,
       prefix: s.keys.bullPrefix,
       concurrency: s.concurrency,
       lockDuration: s.lockDurationMs,
@@ -69,6 +62,6 @@ export function startAgentWorker(name: string, ctx: RunnerContext, s: WorkerSett
       maxStalledCount: s.maxRecoveries + 1,
     },
   );
-  if (cluster) worker.on('closed', () => cluster.disconnect());
+  worker.on('closed', () => connection.disconnect());
   return worker;
 }
