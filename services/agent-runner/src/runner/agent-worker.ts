@@ -5,7 +5,7 @@ import { settleJobError } from '../job-errors.js';
 import type { Slots } from '../slots.js';
 import { runActivation } from '../steps/run-activation.js';
 import type { RunnerContext } from '../steps/runner-context.js';
-import { defineFetchScripts } from './fetch-scripts.js';
+import { defineFetchScripts, takeFetchHints } from './fetch-scripts.js';
 
 /** How a runner's workers take jobs: shared slots, lock settings and the activations in flight. */
 export interface WorkerSettings {
@@ -23,7 +23,8 @@ export interface WorkerSettings {
 export function startAgentWorker(name: string, ctx: RunnerContext, s: WorkerSettings): Worker {
   const { slots, inFlight } = s;
   // The worker's connection is ours (BullMQ duplicates it for its blocking reads, and leaves it
-  // to us to close): it carries the fetch steps that wake no worker for nothing (fetch-scripts).
+  // to us to close): it carries the fetch steps that wake no worker for nothing and tell when the
+  // queue is empty, a hint the worker takes (fetch-scripts).
   const connection = connectRedis(s.redis, { maxRetriesPerRequest: null });
   defineFetchScripts(connection);
   const worker = new Worker(
@@ -62,6 +63,7 @@ export function startAgentWorker(name: string, ctx: RunnerContext, s: WorkerSett
       maxStalledCount: s.maxRecoveries + 1,
     },
   );
+  takeFetchHints(worker);
   worker.on('closed', () => connection.disconnect());
   return worker;
 }

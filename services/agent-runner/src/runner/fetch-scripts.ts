@@ -1,4 +1,5 @@
 import { createRequire } from 'node:module';
+import type { Job, Worker } from 'bullmq';
 
 /** One of BullMQ's Lua steps as its package exports it. */
 export interface BullScript {
@@ -14,34 +15,50 @@ const SCRIPTS: BullScript[] = [
   (require('bullmq/dist/cjs/scripts/moveToFinished-14.js') as { moveToFinished: BullScript }).moveToFinished,
 ];
 
-// In prepareJobForProcessing, the one unconditional re-add of the queue's marker.
-const REMARK = 'addBaseMarkerIfNeeded(markerKey, false)';
-// KEYS[1] and KEYS[3] are the queue's wait list and prioritized set in both scripts.
-const REMARK_IF_MORE = `if rcall("LLEN", KEYS[1]) > 0 or rcall("ZCARD", KEYS[3]) > 0 then ${REMARK} end`;
+// The two lines of prepareJobForProcessing (both scripts) that change: the unconditional re-add of
+// the queue's marker, and the answer with the job taken. KEYS[1], KEYS[3] and KEYS[7] are the
+// queue's wait list, prioritized set and delayed set in both scripts.
+const CHANGES: [from: string, to: string][] = [
+  [
+    'addBaseMarkerIfNeeded(markerKey, false)',
+    'local meshMore = rcall("LLEN", KEYS[1]) > 0 or rcall("ZCARD", KEYS[3]) > 0\n' +
+      '  if meshMore then addBaseMarkerIfNeeded(markerKey, false) end',
+  ],
+  [
+    'return {rcall("HGETALL", jobKey), jobId, 0, 0}',
+    'return {rcall("HGETALL", jobKey), jobId, 0, meshMore and 0 or -(getNextDelayedTimestamp(KEYS[7]) or 1)}',
+  ],
+];
 
 /**
  * BullMQ's two steps that take a job (moveToActive, and moveToFinished when it fetches the next),
- * changed in one place: the queue's marker is put back after a job is taken only when another job
- * is waiting. BullMQ puts it back always, so every job taken from an idle queue wakes every
- * worker blocked on that queue — in each runner — to find nothing, and its own worker twice
- * (profiled: two extra fetches and a blocking pop per job per runner, competing for the cores
- * the job's own hops need). A job added later sets the marker itself, a delayed one its own
- * timed marker, so no wake-up that could find a job is lost.
- *
+ * changed in one place, where the job is taken:
+ * - the queue's marker is put back only when another job waits. BullMQ puts it back always, so a
+ *   job taken from an idle queue woke every worker blocked on that queue — in every runner — to
+ *   find nothing. A job added later sets the marker itself, a delayed one its own timed marker, so
+ *   no wake-up that could find a job is lost;
+ * - the answer says when no other job waits: its delay field (0 from BullMQ) is then negative,
+ *   -1 or minus the time the next delayed job is due. A worker that takes the hint (takeFetchHints)
+ *   blocks on the marker at once instead of fetching again to find the queue empty; one that does
+ *   not reads it as no delay, BullMQ's own behaviour.
  * The scripts are BullMQ's own text, read from the installed package, so they stay in step with
- * the job format; a BullMQ whose text no longer holds that line is refused at start.
+ * its job format; a BullMQ whose text no longer holds the lines changed is refused at start.
  */
 export function fetchScripts(
   scripts: readonly BullScript[] = SCRIPTS,
 ): { name: string; numberOfKeys: number; lua: string }[] {
   return scripts.map((s) => {
-    const parts = s.content.split(REMARK);
-    if (parts.length !== 2)
-      throw new Error(
-        `bullmq ${version}: ${s.name} no longer re-adds its marker where the runner expects it; ` +
-          'check services/agent-runner/src/runner/fetch-scripts.ts against this version',
-      );
-    return { name: `${s.name}:${version}`, numberOfKeys: s.keys, lua: parts.join(REMARK_IF_MORE) };
+    let lua = s.content;
+    for (const [from, to] of CHANGES) {
+      const parts = lua.split(from);
+      if (parts.length !== 2)
+        throw new Error(
+          `bullmq ${version}: ${s.name} no longer holds "${from}" once, where the runner changes it; ` +
+            'check services/agent-runner/src/runner/fetch-scripts.ts against this version',
+        );
+      lua = parts.join(to);
+    }
+    return { name: `${s.name}:${version}`, numberOfKeys: s.keys, lua };
   });
 }
 
@@ -50,4 +67,35 @@ export function defineFetchScripts(client: {
   defineCommand(name: string, definition: { numberOfKeys: number; lua: string }): void;
 }): void {
   for (const s of fetchScripts()) client.defineCommand(s.name, { numberOfKeys: s.numberOfKeys, lua: s.lua });
+}
+
+/** The parts of a BullMQ 6 worker that a fetch's answer goes through (private in its types). */
+interface FetchingWorker {
+  drained: boolean;
+  updateDelays(limitDelay?: number, delayUntil?: number): void;
+  nextJobFromJobData(jobData?: unknown, jobId?: string, token?: string): Promise<Job | undefined>;
+}
+
+/**
+ * Makes a worker take the changed steps' hint: a job that leaves no other waiting marks the
+ * worker drained, so its next fetch is the blocking pop on the marker (bounded by the next delayed
+ * job's time, which BullMQ's extra fetch would have told it), not one more step that finds
+ * nothing. BullMQ passes every fetch's answer through these two methods, one right after the
+ * other; the test of this file fails if a BullMQ version stops doing so.
+ */
+export function takeFetchHints(worker: Worker): void {
+  const w = worker as unknown as FetchingWorker;
+  const updateDelays = w.updateDelays.bind(w);
+  const nextJob = w.nextJobFromJobData.bind(w);
+  let emptied = false;
+  w.updateDelays = (limitDelay = 0, delayUntil = 0) => {
+    emptied = delayUntil < 0;
+    updateDelays(limitDelay, emptied ? (delayUntil === -1 ? 0 : -delayUntil) : delayUntil);
+  };
+  w.nextJobFromJobData = (jobData, jobId, token) => {
+    const taken = nextJob(jobData, jobId, token); // marks the worker not drained when given a job
+    if (jobData && emptied) w.drained = true;
+    emptied = false;
+    return taken;
+  };
 }
