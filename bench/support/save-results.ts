@@ -13,12 +13,18 @@ export interface BenchResults {
   opts: BenchOptions;
 }
 
-/** Writes bench/results/<date>-<machine>.json (everything) and .md (machine, sizes, table); returns the paths. */
+/**
+ * Writes bench/results/<date>-<machine>.json (everything) and .md (machine, sizes, table); a second
+ * run that day on that machine is <date>T<hhmm>-<machine>, so no run overwrites another. Returns the paths.
+ */
 export function saveResults({ figures, errors, table, machine, opts }: BenchResults): string[] {
   const dir = path.resolve(import.meta.dirname, '../results');
   fs.mkdirSync(dir, { recursive: true });
-  const base = path.join(dir, `${new Date().toISOString().slice(0, 10)}-${machine.host}`);
   const date = new Date().toISOString();
+  const named = (stamp: string) => path.join(dir, `${stamp}-${machine.host}`);
+  const base = fs.existsSync(`${named(date.slice(0, 10))}.json`)
+    ? named(date.slice(0, 16).replace(':', ''))
+    : named(date.slice(0, 10));
   fs.writeFileSync(
     `${base}.json`,
     `${JSON.stringify({ date, machine, options: opts, figures, errors }, null, 2)}\n`,
