@@ -1,11 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
-import { startMesh, startService } from '@agentmesh/test-support/mesh';
 import { startOtlpCollector } from '@agentmesh/test-support/otlp-collector';
-import { PLANNER_AND_HELPER, plannerAndHelper } from '@agentmesh/test-support/planner-and-helper';
-import { freePort } from '@agentmesh/test-support/redis-server';
+import { startPlannerAndHelperProcesses } from '@agentmesh/test-support/planner-and-helper';
 import { waitUntil } from '@agentmesh/test-support/wait-until';
 import t from 'tap';
 
@@ -53,34 +48,10 @@ t.test(
       LOG_LEVEL: 'debug', // fastify's per-request lines are written at debug
       LOG_FORMAT: 'json',
     };
-    const toolsFile = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'traces-logs-')), 'tools.mjs');
-    fs.writeFileSync(toolsFile, TOOLS);
-    const mesh = await startMesh(t, {
-      agentsYaml: PLANNER_AND_HELPER,
-      toolsModule: toolsFile,
-      toolHostEnv: env,
-      runners: 0,
-      script: plannerAndHelper,
-    });
-    const runners = ['planner', 'helper'].map((agent) =>
-      startService(t, 'runner', { ...mesh.env, ...env, RUNNER_AGENTS: agent }),
-    );
-    const port = await freePort();
-    const gateway = startService(t, 'gateway', { ...mesh.env, ...env, GATEWAY_PORT: String(port) });
-    const base = `http://127.0.0.1:${port}`;
-    await waitUntil(
-      async () => (await fetch(`${base}/readyz`).catch(() => undefined))?.status === 200,
-      60_000,
-      () => 'the gateway to be ready',
-    );
+    const { mesh, runners, gateway, invokeTraced } = await startPlannerAndHelperProcesses(t, TOOLS, env);
 
     const traceId = randomBytes(16).toString('hex');
-    const res = await fetch(`${base}/agents/planner/invoke?wait=30`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', traceparent: `00-${traceId}-${'ab'.repeat(8)}-01` },
-      body: JSON.stringify({ prompt: 'go' }),
-    });
-    const view = (await res.json()) as { id: string; status: string };
+    const view = await invokeTraced(traceId);
     t.equal(view.status, 'succeeded');
 
     // Every line is in: the requests' last lines and both invocations' ends; every span exported.

@@ -1,12 +1,8 @@
 import { randomBytes } from 'node:crypto';
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { parseTraceparent } from '@agentmesh/shared';
 import { startMesh, startService } from '@agentmesh/test-support/mesh';
 import { startOtlpCollector } from '@agentmesh/test-support/otlp-collector';
-import { PLANNER_AND_HELPER, plannerAndHelper } from '@agentmesh/test-support/planner-and-helper';
-import { freePort } from '@agentmesh/test-support/redis-server';
+import { startPlannerAndHelperProcesses } from '@agentmesh/test-support/planner-and-helper';
 import { waitUntil } from '@agentmesh/test-support/wait-until';
 import t from 'tap';
 
@@ -29,34 +25,11 @@ t.test(
       OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
       OTEL_BSP_SCHEDULE_DELAY: '100',
     };
-    const toolsFile = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'traces-tools-')), 'tools.mjs');
-    fs.writeFileSync(toolsFile, TOOLS);
-    const mesh = await startMesh(t, {
-      agentsYaml: PLANNER_AND_HELPER,
-      toolsModule: toolsFile,
-      toolHostEnv: otel,
-      runners: 0,
-      script: plannerAndHelper,
-    });
     // One runner per agent, so that the tree's work is split over both processes.
-    startService(t, 'runner', { ...mesh.env, ...otel, RUNNER_AGENTS: 'planner' });
-    startService(t, 'runner', { ...mesh.env, ...otel, RUNNER_AGENTS: 'helper' });
-    const port = await freePort();
-    startService(t, 'gateway', { ...mesh.env, ...otel, GATEWAY_PORT: String(port) });
-    const base = `http://127.0.0.1:${port}`;
-    await waitUntil(
-      async () => (await fetch(`${base}/readyz`).catch(() => undefined))?.status === 200,
-      60_000,
-      () => 'the gateway to be ready',
-    );
+    const { mesh, invokeTraced } = await startPlannerAndHelperProcesses(t, TOOLS, otel);
 
     const traceId = randomBytes(16).toString('hex');
-    const res = await fetch(`${base}/agents/planner/invoke?wait=30`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', traceparent: `00-${traceId}-${'ab'.repeat(8)}-01` },
-      body: JSON.stringify({ prompt: 'go' }),
-    });
-    const view = (await res.json()) as { status: string };
+    const view = await invokeTraced(traceId);
     t.equal(view.status, 'succeeded');
 
     const inTrace = () => collector.spans.filter((s) => s.traceId === traceId);
