@@ -62,11 +62,15 @@ export function fetchScripts(
   });
 }
 
+let changed: ReturnType<typeof fetchScripts> | undefined;
+
 /** Registers the changed steps on a worker's connection, where BullMQ then finds them defined. */
 export function defineFetchScripts(client: {
   defineCommand(name: string, definition: { numberOfKeys: number; lua: string }): void;
 }): void {
-  for (const s of fetchScripts()) client.defineCommand(s.name, { numberOfKeys: s.numberOfKeys, lua: s.lua });
+  // Changed once per process, however many workers (one per hosted agent) register them.
+  changed ??= fetchScripts();
+  for (const s of changed) client.defineCommand(s.name, { numberOfKeys: s.numberOfKeys, lua: s.lua });
 }
 
 /** The parts of a BullMQ 6 worker that a fetch's answer goes through (private in its types). */
