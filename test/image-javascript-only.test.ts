@@ -8,12 +8,17 @@ import os from 'node:os';
 import path from 'node:path';
 import t from 'tap';
 import YAML from 'yaml';
+import { withoutCoverage } from './support/npm-start.js';
 import { freePort } from './support/redis-server.js';
 import { waitUntil } from './support/wait-until.js';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
+// No coverage from these: compiled code maps back onto the sources, and its counts, merged with
+// those of the sources run through the loader, would garble the report.
+const env = (vars: Record<string, string> = {}) =>
+  withoutCoverage({ ...process.env, NODE_OPTIONS: '', ...vars });
 const node = (args: string[], cwd: string) =>
-  execFileSync(process.execPath, args, { cwd, encoding: 'utf8', env: { ...process.env, NODE_OPTIONS: '' } });
+  execFileSync(process.execPath, args, { cwd, encoding: 'utf8', env: env() });
 
 // What the image holds: the services' dist (`npm run build`), the demo compiled (`npm run build:demo`).
 node(['scripts/build-if-stale.mjs'], ROOT);
@@ -50,7 +55,7 @@ t.test('the compiled demo model answers under plain node', async (t) => {
   const port = await freePort();
   const child = spawn(process.execPath, ['--conditions=agentmesh-dist', 'scripts/demo-model.js'], {
     cwd: app,
-    env: { ...process.env, NODE_OPTIONS: '', PORT: String(port), HOST: '127.0.0.1' },
+    env: env({ PORT: String(port), HOST: '127.0.0.1' }),
     stdio: ['ignore', 'ignore', 'pipe'],
   });
   let stderr = '';

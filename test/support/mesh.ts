@@ -17,6 +17,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Redis } from 'ioredis';
 import type { Test } from 'tap';
 import { type FakeModel, type FakeScript, startFakeModel } from './fake-model.js';
+import { withoutCoverage } from './npm-start.js';
 import { startRedisCluster, type TestRedisCluster } from './redis-cluster.js';
 import { freePort, startRedis, type TestRedis } from './redis-server.js';
 import { waitUntil } from './wait-until.js';
@@ -297,7 +298,9 @@ export function startService(
   const fd = fs.openSync(logFile, 'a');
   const proc = spawn('npm', ['run', '-s', script], {
     cwd: path.resolve(import.meta.dirname, '../..'),
-    env: { ...process.env, LOG_LEVEL: 'warn', ...env },
+    // No coverage from it: tap maps no function of code loaded through tsx, and merged with the
+    // in-process counts of the same files, that blanked whole modules in the report.
+    env: withoutCoverage({ ...process.env, LOG_LEVEL: 'warn', ...env }),
     detached: true,
     stdio: ['ignore', fd, fd],
   });
