@@ -1,5 +1,6 @@
 // The hot path's Redis work, counted (DESIGN §11 is measured by the bench; these pin the counts that
-// make it): which Lua steps one run sends, and who is woken on the done channel.
+// make it): which Lua steps one run sends, and who is woken on the done channel. BullMQ's own steps
+// (add, take, complete) are not counted: the take carries ACTIVATE on one server (take-activation).
 import { createHash } from 'node:crypto';
 import * as lua from '@agentmesh/shared';
 import { DONE_MESSAGE_MAX_BYTES, keyLayout } from '@agentmesh/shared';
@@ -69,10 +70,13 @@ t.test(
     t.strictSame(steps, [
       'CREATE_INVOCATION',
       'LIST_RECENT',
-      'ACTIVATE', // with the model call's `started` record: the first call of a fresh activation
+      // No ACTIVATE: it ran inside BullMQ's take of the job, with the model call's `started` record.
       'FINISH',
       // No READ_INVOCATION: the done message carried the finished invocation.
     ]);
+    const inv = await mesh.client.hgetall(keyLayout(mesh.prefix).invocation(res.json.id, res.json.id));
+    t.equal(inv.epoch, '1', 'activated once, by the take');
+    t.match(inv.startedAt, /^\d+$/);
     t.match(res.json.calls, [{ callId: 't0-model', kind: 'model', status: 'succeeded' }]);
     t.equal(res.json.usage.modelCalls, 1, 'the reply was recorded, with its usage, by the finish');
   },
@@ -88,7 +92,7 @@ t.test(
     t.equal(res.json.output, 'parent answer');
     await new Promise((r) => setTimeout(r, 100));
     const count = (name: string) => steps.filter((s) => s === name).length;
-    t.equal(count('ACTIVATE'), 3, 'the parent, the child, the parent resumed');
+    t.equal(count('ACTIVATE'), 0, 'the parent, the child, the parent resumed: each in the take of its job');
     // No model call's `started` goes alone: each rides with its ACTIVATE (the child's too, its
     // parent having checked its input). A reply rides with the write after it: inside FINISH, or
     // as the one RECORD_CALL left, the parent's first reply, in the round trip of its delegations.

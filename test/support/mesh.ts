@@ -82,6 +82,8 @@ export interface MeshOptions {
   aof?: boolean;
   /** Every service on a local three-master Redis Cluster instead of one server (DESIGN §15). */
   cluster?: boolean;
+  /** In-process runners activate in the take of a job (default true; see take-activation.ts). */
+  activateInTake?: boolean;
   /**
    * A tools module for a tool-host started as a process (`npm run tool-host`) instead of in-process;
    * `toolHostEnv` is added to its environment.
@@ -183,6 +185,7 @@ export async function startMesh(t: Test, opts: MeshOptions): Promise<TestMesh> {
       ...RUNNER_DEFAULTS,
       limits: { ...RUNNER_DEFAULTS.limits, ...opts.limits },
       ...(opts.watchdog ? { watchdog: opts.watchdog } : {}),
+      ...(opts.activateInTake === false ? { activateInTake: false } : {}),
     });
     t.teardown(() => runner.close());
     runners.push(runner);

@@ -66,6 +66,11 @@ export interface RunnerOptions {
   drainMs?: number;
   /** Builds the client of a config model entry; the OpenAI-compatible client by default. */
   modelFactory?: (config: ModelConfig) => ChatModel;
+  /**
+   * Activate an invocation in the step that takes its job (take-activation.ts; one server only,
+   * default true). False runs ACTIVATE apart, as on a cluster: for tests of the steps' keys.
+   */
+  activateInTake?: boolean;
 }
 
 /** A runner: BullMQ workers for its agents, heartbeats for readiness, and its metrics. */
@@ -139,6 +144,7 @@ export async function buildRunner(opts: RunnerOptions): Promise<Runner> {
     maxRecoveries: opts.limits.maxRecoveries,
     slots: new Slots(opts.concurrency),
     inFlight: cancels.inFlight,
+    activateInTake: opts.activateInTake ?? true,
   };
   const workers = new Map(hosted.map((name) => [name, startAgentWorker(name, ctx, settings)]));
   for (const w of workers.values()) w.on('error', (e) => opts.log.error({ err: e.message }, 'worker error'));

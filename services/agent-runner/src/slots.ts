@@ -24,4 +24,9 @@ export class Slots {
   get inUse(): number {
     return this.used;
   }
+
+  /** Slots free now (none while any activation waits for one). */
+  get free(): number {
+    return this.waiters.length > 0 ? 0 : this.size - this.used;
+  }
 }

@@ -1,7 +1,8 @@
 // ActivationStore against a real Redis: a deferred record (a model reply) leaves with the
 // activation's next write, in the same round trip, and is never written by a fenced-out activation.
-import { type CallRecord, encodeEvent, encodeNewInvocation, keyLayout, meshScripts } from '@agentmesh/shared';
+import { type CallRecord, keyLayout, meshScripts } from '@agentmesh/shared';
 import { startRedis } from '@agentmesh/test-support/redis-server';
+import { createRootInvocation } from '@agentmesh/test-support/root-invocation';
 import { Redis } from 'ioredis';
 import t, { type Test } from 'tap';
 import { ActivationStore, FencedOutError } from '../src/store/activation-store.js';
@@ -20,24 +21,7 @@ async function setup(t: Test) {
   const store = new ActivationStore(redis, scripts, keys, 3600);
   const create = async (extra: { deadline?: number; budget?: number } = {}) => {
     const id = `inv_${String(++n).padStart(32, '0')}`;
-    const now = Date.now();
-    await scripts.createInvocation(
-      keys.invocation(id, id),
-      keys.events(id),
-      encodeEvent({ id, agent: 'solo' }, 'status', { status: 'queued' }, now),
-      3600,
-      ...encodeNewInvocation({
-        id,
-        agent: 'solo',
-        input: { prompt: 'go' },
-        rootId: id,
-        depth: 0,
-        createdAt: now,
-        deadline: extra.deadline ?? now + 60_000,
-        defHash: 'x',
-        ...(extra.budget ? { budget: extra.budget } : {}),
-      }),
-    );
+    await createRootInvocation(scripts, keys, id, extra);
     return id;
   };
   // Each event as `type` or `type:status`.

@@ -26,42 +26,49 @@ export interface LuaScript {
  * next step is then that turn's model call). Only where RECORD_CALL would write it and the runner
  * would not refuse: the same definition, not cancelled, before the deadline, no tree budget (whose
  * check needs the root's hash; the runner then records it itself), and not recorded yet.
+ * The step is the function `meshActivate(inv, calls, events, argv)` (ACTIVATE_FUNCTION), so that
+ * the runner's take of a job from its queue can run it in the same step (fetch-scripts.ts).
  */
+export const ACTIVATE_FUNCTION = `${STATUS_EVENT}
+local function meshActivate(inv, calls, events, argv)
+  local status = redis.call('HGET', inv, 'status')
+  if not status then return nil end
+  if status == 'succeeded' or status == 'failed' or status == 'cancelled' then
+    return {0, 0, redis.call('HGETALL', inv), redis.call('HGETALL', calls), ''}
+  end
+  local recovered = 0
+  if status == 'running' then
+    recovered = 1
+    redis.call('HINCRBY', inv, 'recoveries', 1)
+  end
+  local epoch = redis.call('HINCRBY', inv, 'epoch', 1)
+  redis.call('HSET', inv, 'status', 'running', 'runner', argv[2])
+  if status ~= 'running' then statusEvent(inv, events, 'running', argv[3]) end
+  if not redis.call('HGET', inv, 'startedAt') then redis.call('HSET', inv, 'startedAt', argv[1]) end
+  local resume = redis.call('HGET', inv, 'resumeCall')
+  if resume then redis.call('HDEL', inv, 'resumeCall') end
+  local first = ''
+  if argv[6] then
+    local checked = argv[7] ~= '1' or redis.call('HGET', inv, 'inputChecked') == '1'
+    if status == 'queued' and argv[4] ~= '' and checked and redis.call('EXISTS', calls) == 0 then first = argv[4]
+    elseif status == 'waiting' and resume and redis.call('HEXISTS', calls, resume) == 0 then first = resume end
+  end
+  if first ~= '' and redis.call('HGET', inv, 'defHash') == argv[6]
+    and redis.call('HGET', inv, 'cancelRequested') ~= '1'
+    and redis.call('HEXISTS', inv, 'budget') == 0
+    and tonumber(redis.call('HGET', inv, 'deadline') or '0') > tonumber(argv[1]) then
+    redis.call('HSET', calls, first, cjson.encode({v = 1, callId = first, kind = 'model', name = argv[5],
+      status = 'started', startedAt = argv[3], runner = argv[2]}))
+  else
+    first = ''
+  end
+  return {epoch, recovered, redis.call('HGETALL', inv), redis.call('HGETALL', calls), first}
+end
+`;
+
 export const ACTIVATE: LuaScript = {
   numberOfKeys: 3,
-  lua: `${STATUS_EVENT}
-local status = redis.call('HGET', KEYS[1], 'status')
-if not status then return nil end
-if status == 'succeeded' or status == 'failed' or status == 'cancelled' then
-  return {0, 0, redis.call('HGETALL', KEYS[1]), redis.call('HGETALL', KEYS[2]), ''}
-end
-local recovered = 0
-if status == 'running' then
-  recovered = 1
-  redis.call('HINCRBY', KEYS[1], 'recoveries', 1)
-end
-local epoch = redis.call('HINCRBY', KEYS[1], 'epoch', 1)
-redis.call('HSET', KEYS[1], 'status', 'running', 'runner', ARGV[2])
-if status ~= 'running' then statusEvent(KEYS[1], KEYS[3], 'running', ARGV[3]) end
-if not redis.call('HGET', KEYS[1], 'startedAt') then redis.call('HSET', KEYS[1], 'startedAt', ARGV[1]) end
-local resume = redis.call('HGET', KEYS[1], 'resumeCall')
-if resume then redis.call('HDEL', KEYS[1], 'resumeCall') end
-local first = ''
-if ARGV[6] then
-  local checked = ARGV[7] ~= '1' or redis.call('HGET', KEYS[1], 'inputChecked') == '1'
-  if status == 'queued' and ARGV[4] ~= '' and checked and redis.call('EXISTS', KEYS[2]) == 0 then first = ARGV[4]
-  elseif status == 'waiting' and resume and redis.call('HEXISTS', KEYS[2], resume) == 0 then first = resume end
-end
-if first ~= '' and redis.call('HGET', KEYS[1], 'defHash') == ARGV[6]
-  and redis.call('HGET', KEYS[1], 'cancelRequested') ~= '1'
-  and redis.call('HEXISTS', KEYS[1], 'budget') == 0
-  and tonumber(redis.call('HGET', KEYS[1], 'deadline') or '0') > tonumber(ARGV[1]) then
-  redis.call('HSET', KEYS[2], first, cjson.encode({v = 1, callId = first, kind = 'model', name = ARGV[5],
-    status = 'started', startedAt = ARGV[3], runner = ARGV[2]}))
-else
-  first = ''
-end
-return {epoch, recovered, redis.call('HGETALL', KEYS[1]), redis.call('HGETALL', KEYS[2]), first}`,
+  lua: `${ACTIVATE_FUNCTION}return meshActivate(KEYS[1], KEYS[2], KEYS[3], ARGV)`,
 };
 
 /**

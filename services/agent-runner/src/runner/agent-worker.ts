@@ -1,11 +1,12 @@
 import { setMaxListeners } from 'node:events';
-import { connectRedis, type KeyLayout, queueName, type RedisTarget } from '@agentmesh/shared';
+import { connectRedis, isRedisCluster, type KeyLayout, queueName, type RedisTarget } from '@agentmesh/shared';
 import { Worker } from 'bullmq';
 import { settleJobError } from '../job-errors.js';
 import type { Slots } from '../slots.js';
-import { runActivation } from '../steps/run-activation.js';
+import { reactStart, runActivation } from '../steps/run-activation.js';
 import type { RunnerContext } from '../steps/runner-context.js';
-import { defineFetchScripts, takeFetchHints } from './fetch-scripts.js';
+import { defineFetchScripts, FETCH_COMMANDS, takeFetchHints } from './fetch-scripts.js';
+import { TakenActivations } from './take-activation.js';
 
 /** How a runner's workers take jobs: shared slots, lock settings and the activations in flight. */
 export interface WorkerSettings {
@@ -17,6 +18,8 @@ export interface WorkerSettings {
   slots: Slots;
   /** Each activation's abort controller, by invocation id (the cancel listener aborts them). */
   inFlight: Map<string, AbortController>;
+  /** Takes activate the job's invocation (take-activation.ts); never on a cluster. */
+  activateInTake: boolean;
 }
 
 /** The BullMQ worker of one hosted agent's queue: each job is one activation, within the runner's slots. */
@@ -24,14 +27,25 @@ export function startAgentWorker(name: string, ctx: RunnerContext, s: WorkerSett
   const { slots, inFlight } = s;
   // The worker's connection is ours (BullMQ duplicates it for its blocking reads, and leaves it
   // to us to close): it carries the fetch steps that wake no worker for nothing and tell when the
-  // queue is empty, a hint the worker takes (fetch-scripts).
+  // queue is empty, a hint the worker takes (fetch-scripts), and on one server activate the
+  // invocation of the job they take (take-activation).
   const connection = connectRedis(s.redis, { maxRetriesPerRequest: null });
   defineFetchScripts(connection);
+  const takes = new TakenActivations();
+  if (s.activateInTake && !isRedisCluster(connection)) {
+    takes.attach(connection, FETCH_COMMANDS, {
+      agent: name,
+      runner: ctx.runnerId,
+      keys: s.keys,
+      react: reactStart(ctx, name),
+      ready: () => slots.free > 0,
+    });
+  }
   const worker = new Worker(
     queueName(name),
     async (job, token, signal) => {
-      await slots.acquire();
-      ctx.metrics.slotsInUse.set(slots.inUse);
+      const taken = takes.take(job.id);
+      // In flight (a cancel aborts it) from before it waits for a slot: it may be activated already.
       const cancel = new AbortController();
       // Each call in flight listens on it (timeoutSignal), up to a turn's calls at once: not a leak.
       setMaxListeners(ctx.limits.maxCallsPerTurn + 16, cancel.signal);
@@ -42,8 +56,10 @@ export function startAgentWorker(name: string, ctx: RunnerContext, s: WorkerSett
       const onLockLost = () => cancel.abort(signal?.reason);
       if (signal?.aborted) onLockLost();
       else signal?.addEventListener('abort', onLockLost, { once: true });
+      await slots.acquire();
+      ctx.metrics.slotsInUse.set(slots.inUse);
       try {
-        await runActivation(ctx, job, token ?? '', cancel.signal);
+        await runActivation(ctx, job, token ?? '', cancel.signal, taken);
       } catch (e) {
         await settleJobError(e, job, token ?? '');
       } finally {

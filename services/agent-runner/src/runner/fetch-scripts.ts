@@ -1,5 +1,6 @@
 import { createRequire } from 'node:module';
 import type { Job, Worker } from 'bullmq';
+import { TAKE_PRELUDE } from './take-activation.js';
 
 /** One of BullMQ's Lua steps as its package exports it. */
 export interface BullScript {
@@ -26,7 +27,8 @@ const CHANGES: [from: string, to: string][] = [
   ],
   [
     'return {rcall("HGETALL", jobKey), jobId, 0, 0}',
-    'return {rcall("HGETALL", jobKey), jobId, 0, meshMore and 0 or -(getNextDelayedTimestamp(KEYS[7]) or 1)}',
+    'return {rcall("HGETALL", jobKey), jobId, 0, meshMore and 0 or -(getNextDelayedTimestamp(KEYS[7]) or 1),\n' +
+      '    meshTakeActivation(jobKey)}',
   ],
 ];
 
@@ -41,6 +43,8 @@ const CHANGES: [from: string, to: string][] = [
  *   -1 or minus the time the next delayed job is due. A worker that takes the hint (takeFetchHints)
  *   blocks on the marker at once instead of fetching again to find the queue empty; one that does
  *   not reads it as no delay, BullMQ's own behaviour.
+ * - the job's invocation may be activated in the same step (take-activation.ts): its reply is a
+ *   fifth field of the answer, which BullMQ does not read.
  * The scripts are BullMQ's own text, read from the installed package, so they stay in step with
  * its job format; a BullMQ whose text no longer holds the lines changed is refused at start.
  */
@@ -48,7 +52,7 @@ export function fetchScripts(
   scripts: readonly BullScript[] = SCRIPTS,
 ): { name: string; numberOfKeys: number; lua: string }[] {
   return scripts.map((s) => {
-    let lua = s.content;
+    let lua = TAKE_PRELUDE + s.content;
     for (const [from, to] of CHANGES) {
       const parts = lua.split(from);
       if (parts.length !== 2)
@@ -63,6 +67,9 @@ export function fetchScripts(
 }
 
 let changed: ReturnType<typeof fetchScripts> | undefined;
+
+/** The names under which the changed steps are defined (BullMQ's, with its version). */
+export const FETCH_COMMANDS: readonly string[] = SCRIPTS.map((s) => `${s.name}:${version}`);
 
 /** Registers the changed steps on a worker's connection, where BullMQ then finds them defined. */
 export function defineFetchScripts(client: {

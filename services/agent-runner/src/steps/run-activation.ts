@@ -10,6 +10,7 @@ import { type Job, UnrecoverableError } from 'bullmq';
 import { HandBackError, logSystemFault } from '../job-errors.js';
 import { agentLabel } from '../metrics.js';
 import { cancelRemoteTask, runRemoteAgent } from '../remote/run-remote-agent.js';
+import type { ReactStart, TakenActivation } from '../runner/take-activation.js';
 import { settleRunnerSession } from '../sessions/settle-runner-session.js';
 import { type Activation, FencedOutError } from '../store/activation-store.js';
 import { traceActivation } from '../tracing.js';
@@ -25,12 +26,14 @@ import type { RunnerContext } from './runner-context.js';
  * agent to its runner (the ReAct loop or a code agent) until the invocation finishes or parks on
  * its children (then the worker slot is released by throwing WaitingChildrenError, and any runner
  * resumes it later). Cancellation, fencing and hand-back end every kind of agent the same way.
+ * `taken` is the activation the take of the job made already (take-activation.ts), if it did.
  */
 export async function runActivation(
   ctx: RunnerContext,
   job: Job<JobData>,
   token: string,
   signal: AbortSignal,
+  taken?: TakenActivation,
 ): Promise<void> {
   const data = job.data;
   if (data?.v !== 1)
@@ -38,7 +41,7 @@ export async function runActivation(
   // Inside its `activation` span: every call and log line of it hangs there (DESIGN §15), the line
   // of a system fault included (the worker then settles the job: settleJobError).
   return traceActivation(data, ctx.runnerId, () =>
-    activate(ctx, job, data, token, signal).catch((e: unknown) => {
+    activate(ctx, job, data, token, signal, taken).catch((e: unknown) => {
       logSystemFault(e, job, ctx.log);
       throw e;
     }),
@@ -51,13 +54,12 @@ async function activate(
   data: JobData,
   token: string,
   signal: AbortSignal,
+  taken: TakenActivation | undefined,
 ): Promise<void> {
-  const activation = await ctx.store.activate(
-    data.invocationId,
-    data.rootId,
-    ctx.runnerId,
-    reactStart(ctx, data),
-  );
+  const activation =
+    taken === undefined
+      ? await ctx.store.activate(data.invocationId, data.rootId, ctx.runnerId, activationStart(ctx, data))
+      : ctx.store.taken(taken);
   if (!activation) return; // gone: nothing to do
   // Terminal already: only its session may still need the hand-off (its runner died before it).
   if (activation.epoch === 0) return settleRunnerSession(ctx, activation.state);
@@ -96,22 +98,30 @@ async function activate(
 }
 
 /**
- * What ACTIVATE needs to record a ReAct activation's first model call `started` (see ACTIVATE):
- * not for code and remote agents. A child checks its input first (refuse() may fail it before any
- * call), so its call is recorded so only when its parent checked that input already.
+ * What ACTIVATE needs to record a ReAct agent's first model call `started` (see ACTIVATE): not for
+ * code and remote agents, nor an agent this runner does not know.
  */
-function reactStart(
-  ctx: RunnerContext,
-  data: JobData,
-): { firstCallId: string; model: string; defHash: string; child: boolean } | undefined {
-  const agent = ctx.plan.agents[data.agent];
+export function reactStart(ctx: RunnerContext, name: string): ReactStart | undefined {
+  const agent = ctx.plan.agents[name];
   if (agent?.kind !== 'react' || ctx.codeAgents[agent.name]) return undefined;
   return {
     firstCallId: modelCallId(0),
     model: agent.model ?? '',
     defHash: agent.definitionHash,
-    child: data.invocationId !== data.rootId && agent.inputSchema !== undefined,
+    inputSchema: agent.inputSchema !== undefined,
   };
+}
+
+/**
+ * ACTIVATE's ReAct arguments for a job. A child checks its input first (refuse() may fail it before
+ * any call), so its call is recorded so only when its parent checked that input already.
+ */
+function activationStart(
+  ctx: RunnerContext,
+  data: JobData,
+): { firstCallId: string; model: string; defHash: string; child: boolean } | undefined {
+  const start = reactStart(ctx, data.agent);
+  return start && { ...start, child: data.invocationId !== data.rootId && start.inputSchema };
 }
 
 /** Why an activation must not run the loop: a changed plan, too many crashes, a bad input… */

@@ -21,6 +21,9 @@ import { failTree } from './fail-tree.js';
 
 export { type Activation, type ChildSubmission, FencedOutError } from './activation.js';
 
+/** ACTIVATE's reply: epoch, recovered (0/1), state and call records as flat lists, the call it started. */
+type ActivateReply = [number, number, string[], string[], string];
+
 const NO_USAGE = { modelCalls: 0, promptTokens: 0, completionTokens: 0 };
 
 /** Every state change one activation makes, each one Lua step fenced by the activation's epoch. */
@@ -59,7 +62,21 @@ export class ActivationStore {
       runner,
       new Date().toISOString(),
       ...(react ? [react.firstCallId, react.model, react.defHash, react.child ? '1' : '0'] : []),
-    )) as [number, number, string[], string[], string] | null;
+    )) as ActivateReply | null;
+    return this.activation(res);
+  }
+
+  /**
+   * The activation the take of its job made (see take-activation.ts): ACTIVATE's reply, null when
+   * the invocation is gone, or the failure of the step, thrown as ACTIVATE's own would be.
+   */
+  taken(reply: unknown[] | null): Activation | undefined {
+    if (reply?.[0] === 'error')
+      throw new Error(`ACTIVATE in the take of the job failed: ${String(reply[1])}`);
+    return this.activation(reply as ActivateReply | null);
+  }
+
+  private activation(res: ActivateReply | null): Activation | undefined {
     if (!res) return undefined;
     const [epoch, recovered, stateFlat, callsFlat, prestarted] = res;
     const records = new Map(decodeCalls(pairs(callsFlat)).map((r) => [r.callId, r]));

@@ -1,0 +1,142 @@
+import { ACTIVATE_FUNCTION, type KeyLayout } from '@agentmesh/shared';
+
+/** What ACTIVATE records of a ReAct agent's first model call (see reactStart in run-activation). */
+export interface ReactStart {
+  firstCallId: string;
+  model: string;
+  defHash: string;
+  /** The agent checks a child's input first (it has an input schema). */
+  inputSchema: boolean;
+}
+
+/** What a worker's takes activate with: its agent, its runner, and its agent's first model call. */
+export interface TakeSettings {
+  agent: string;
+  runner: string;
+  keys: KeyLayout;
+  react: ReactStart | undefined;
+  /**
+   * False while the runner has no free slot: a job taken then would wait for one `running`, so it
+   * is taken as BullMQ takes it and activated once it has its slot (ACTIVATE, as on a cluster).
+   */
+  ready: () => boolean;
+}
+
+/** What the take answers for its job's invocation: ACTIVATE's reply, null when it is gone. */
+export type TakenActivation = unknown[] | null;
+
+const MARK = 'agentmesh:take:1:';
+
+/**
+ * Lua put ahead of BullMQ's take steps (fetch-scripts.ts): when the step's last argument is the
+ * mark and settings a worker appended, `meshTakeActivation(jobKey)` activates the invocation of
+ * the job taken — ACTIVATE's own function, on the keys the job's data names — and its reply rides
+ * back with the job. The job's data must be a mesh job of the worker's agent; anything else is
+ * left to the processor (which refuses it), as is every take whose settings are absent.
+ * A failure inside ACTIVATE answers {'error', message}: the processor fails as ACTIVATE would.
+ */
+export const TAKE_PRELUDE = `${ACTIVATE_FUNCTION}
+local meshTake = ARGV[#ARGV]
+if type(meshTake) == 'string' and string.sub(meshTake, 1, ${MARK.length}) == '${MARK}' then
+  meshTake = cjson.decode(string.sub(meshTake, ${MARK.length + 1}))
+else
+  meshTake = nil
+end
+local function meshKey(parts, root, id)
+  local key = parts[1] .. root .. parts[2]
+  if parts[3] then key = key .. id .. parts[3] end
+  return key
+end
+local function meshTakeActivation(jobKey)
+  if not meshTake then return nil end
+  local ok, data = pcall(cjson.decode, redis.call('HGET', jobKey, 'data') or 'null')
+  if not ok or type(data) ~= 'table' or data.v ~= 1 or data.agent ~= meshTake.agent
+    or type(data.invocationId) ~= 'string' or type(data.rootId) ~= 'string' then return nil end
+  local argv = {meshTake.now, meshTake.runner, meshTake.nowIso}
+  local react = meshTake.react
+  if type(react) == 'table' then
+    local child = data.invocationId ~= data.rootId and react.inputSchema
+    argv[4], argv[5], argv[6], argv[7] = react.firstCallId, react.model, react.defHash, child and '1' or '0'
+  end
+  local k = meshTake.keys
+  local done, reply = pcall(meshActivate, meshKey(k.inv, data.rootId, data.invocationId),
+    meshKey(k.calls, data.rootId, data.invocationId), meshKey(k.events, data.rootId), argv)
+  if not done then return {'error', tostring(reply)} end
+  return reply or false
+end
+`;
+
+const ROOT = '\u0001';
+const ID = '\u0002';
+
+/** A key of the layout as the parts around its root id and invocation id, for meshKey in Lua. */
+function keyParts(key: string, withId: boolean): string[] {
+  const around = key.split(ROOT);
+  const parts = around.length === 2 ? [around[0]!, ...around[1]!.split(ID)] : [];
+  if (around[0]?.includes(ID) || parts.length !== (withId ? 3 : 2))
+    throw new Error(
+      `key layout: "${key}" must hold the root id once${withId ? ', then the invocation id once' : ''}`,
+    );
+  return parts;
+}
+
+/** A fetch step as ioredis defines it on a connection: the arguments as one list. */
+type FetchCommand = (args: unknown[]) => Promise<unknown>;
+
+/**
+ * Activation in the take: a worker's fetch steps activate the invocation of the job they take in
+ * the same Lua step (one round trip fewer before its model call, and no moment where the job is
+ * active and its invocation not), and the reply waits here until the job's processor takes it.
+ * Only on one Redis server: on a cluster a tree's keys and the queues live in different slots, and
+ * the processor runs ACTIVATE itself.
+ */
+export class TakenActivations {
+  private readonly taken = new Map<string, TakenActivation>();
+
+  /** Makes the `commands` (BullMQ's take steps, as fetch-scripts defines them) on `client` activate. */
+  attach(client: object, commands: readonly string[], settings: TakeSettings): void {
+    const { keys } = settings;
+    const fixed = {
+      agent: settings.agent,
+      runner: settings.runner,
+      ...(settings.react ? { react: settings.react } : {}),
+      keys: {
+        inv: keyParts(keys.invocation(ROOT, ID), true),
+        calls: keyParts(keys.calls(ROOT, ID), true),
+        events: keyParts(keys.events(ROOT), false),
+      },
+    };
+    const host = client as Record<string, FetchCommand>;
+    for (const name of commands) {
+      const send = host[name];
+      if (typeof send !== 'function') throw new Error(`${name} is not defined on the worker's connection`);
+      host[name] = async (args) => {
+        const now = Date.now();
+        const take = settings.ready()
+          ? [
+              ...args,
+              MARK + JSON.stringify({ ...fixed, now: String(now), nowIso: new Date(now).toISOString() }),
+            ]
+          : args;
+        const raw = await send.call(client, take);
+        this.keep(raw);
+        return raw;
+      };
+    }
+  }
+
+  /** The activation the take of job `jobId` made (once), or undefined when it made none. */
+  take(jobId: string | undefined): TakenActivation | undefined {
+    if (jobId === undefined) return undefined;
+    const taken = this.taken.get(jobId);
+    this.taken.delete(jobId);
+    return taken;
+  }
+
+  /** Keeps the activation of the job a step took, forgetting any older one of the same job. */
+  private keep(raw: unknown): void {
+    if (!Array.isArray(raw) || !raw[0] || typeof raw[1] !== 'string') return; // no job taken
+    if (raw.length > 4) this.taken.set(raw[1], raw[4] as TakenActivation);
+    else this.taken.delete(raw[1]);
+  }
+}
