@@ -5,13 +5,14 @@ export class Slots {
 
   constructor(private readonly size: number) {}
 
-  /** Resolves once a slot is free, and takes it. */
-  async acquire(): Promise<void> {
+  /** Resolves once a slot is free, and takes it: true when it had to wait for one. */
+  async acquire(): Promise<boolean> {
     if (this.used < this.size) {
       this.used++;
-      return;
+      return false;
     }
     await new Promise<void>((resolve) => this.waiters.push(resolve));
+    return true;
   }
 
   /** Frees a slot, handing it straight to the longest waiter. */

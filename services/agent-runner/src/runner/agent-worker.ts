@@ -56,10 +56,16 @@ export function startAgentWorker(name: string, ctx: RunnerContext, s: WorkerSett
       const onLockLost = () => cancel.abort(signal?.reason);
       if (signal?.aborted) onLockLost();
       else signal?.addEventListener('abort', onLockLost, { once: true });
-      await slots.acquire();
+      const waited = await slots.acquire();
       ctx.metrics.slotsInUse.set(slots.inUse);
       try {
-        await runActivation(ctx, job, token ?? '', cancel.signal, taken);
+        await runActivation(
+          ctx,
+          job,
+          token ?? '',
+          cancel.signal,
+          taken === undefined ? undefined : { reply: taken, late: waited },
+        );
       } catch (e) {
         await settleJobError(e, job, token ?? '');
       } finally {

@@ -26,14 +26,15 @@ import type { RunnerContext } from './runner-context.js';
  * agent to its runner (the ReAct loop or a code agent) until the invocation finishes or parks on
  * its children (then the worker slot is released by throwing WaitingChildrenError, and any runner
  * resumes it later). Cancellation, fencing and hand-back end every kind of agent the same way.
- * `taken` is the activation the take of the job made already (take-activation.ts), if it did.
+ * `taken` is the activation the take of the job made already (take-activation.ts), if it did;
+ * `late` when the job then waited for a slot.
  */
 export async function runActivation(
   ctx: RunnerContext,
   job: Job<JobData>,
   token: string,
   signal: AbortSignal,
-  taken?: TakenActivation,
+  taken?: { reply: TakenActivation; late: boolean },
 ): Promise<void> {
   const data = job.data;
   if (data?.v !== 1)
@@ -54,12 +55,16 @@ async function activate(
   data: JobData,
   token: string,
   signal: AbortSignal,
-  taken: TakenActivation | undefined,
+  taken: { reply: TakenActivation; late: boolean } | undefined,
 ): Promise<void> {
   const activation =
     taken === undefined
       ? await ctx.store.activate(data.invocationId, data.rootId, ctx.runnerId, activationStart(ctx, data))
-      : ctx.store.taken(taken);
+      : ctx.store.taken(taken.reply);
+  // Activated before it waited for a slot (a take that raced another for the last one): its model
+  // call is recorded `started` again when it goes out, so the cancel flag and the budget are
+  // checked right before the call, as always (DESIGN §7).
+  if (activation && taken?.late) activation.prestarted = undefined;
   if (!activation) return; // gone: nothing to do
   // Terminal already: only its session may still need the hand-off (its runner died before it).
   if (activation.epoch === 0) return settleRunnerSession(ctx, activation.state);
