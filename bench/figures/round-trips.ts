@@ -3,22 +3,44 @@ import { type Figure, figure } from '../support/figure.js';
 import { spread } from '../support/spread.js';
 import { timeRuns } from '../support/time-runs.js';
 
+/** Sequential runs in one block: each series is timed in blocks this long, the four taking turns. */
+const BLOCK = 20;
+/**
+ * A pause before each block: what the last run of the other side left to do after it answered
+ * (the mesh completes its job after the response) is done before this side's clock starts, so
+ * neither side's block pays for the other's tail.
+ */
+const SETTLE_MS = 20;
+
 /**
  * Single agent round trip (mesh: through the gateway; SDK: `run()`) and delegation overhead
- * (parent + 1 delegation minus single, per repetition), at model latency 0, sides interleaved.
+ * (parent + 1 delegation minus single, per repetition), at model latency 0. Within a repetition
+ * the four series (mesh and SDK, single and parent) take turns in blocks of 20 runs, so a change
+ * of the machine's speed during it (this VM's load moves the SDK's own times by 2 × within an
+ * hour) reaches both sides alike, and their ratio stays steady where their times do not.
  */
 export async function roundTripFigures(ctx: BenchContext): Promise<Figure[]> {
   const { reps, runs } = ctx.opts;
   await ctx.model.setLatency(0);
   const single = { mesh: [] as number[], sdk: [] as number[] };
   const overhead = { mesh: [] as number[], sdk: [] as number[] };
+  const sides = { mesh: ctx.invoke, sdk: ctx.sdk } as const;
   for (let rep = 0; rep < reps; rep++) {
+    const times = {
+      mesh: { single: [] as number[], parent: [] as number[] },
+      sdk: { single: [] as number[], parent: [] as number[] },
+    };
+    for (let done = 0; done < runs; done += BLOCK) {
+      const n = Math.min(BLOCK, runs - done);
+      for (const agent of ['single', 'parent'] as const)
+        for (const side of ['mesh', 'sdk'] as const) {
+          await new Promise((r) => setTimeout(r, SETTLE_MS));
+          times[side][agent].push(...(await timeRuns(() => sides[side](agent), n)));
+        }
+    }
     for (const side of ['mesh', 'sdk'] as const) {
-      const run = side === 'mesh' ? ctx.invoke : ctx.sdk;
-      const s = await timeRuns(() => run('single'), runs);
-      const p = await timeRuns(() => run('parent'), runs);
-      single[side].push(...s);
-      overhead[side].push(spread(p).p50 - spread(s).p50);
+      single[side].push(...times[side].single);
+      overhead[side].push(spread(times[side].parent).p50 - spread(times[side].single).p50);
     }
     ctx.note(`round trips: repetition ${rep + 1}/${reps}`);
   }
