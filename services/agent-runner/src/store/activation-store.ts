@@ -15,14 +15,12 @@ import {
 } from '@agentmesh/shared';
 import type { Activation, ChildSubmission, PendingRecord, ScriptPipeline } from './activation.js';
 import { FencedOutError } from './activation.js';
-import { pairs, recordCallArgs, submitChildArgs } from './activation-args.js';
+import { recordCallArgs, submitChildArgs } from './activation-args.js';
+import { type ActivateReply, activationOf } from './activation-reply.js';
 import { ApprovalStore } from './approval-store.js';
 import { failTree } from './fail-tree.js';
 
 export { type Activation, type ChildSubmission, FencedOutError } from './activation.js';
-
-/** ACTIVATE's reply: epoch, recovered (0/1), state and call records as flat lists, the call it started. */
-type ActivateReply = [number, number, string[], string[], string];
 
 const NO_USAGE = { modelCalls: 0, promptTokens: 0, completionTokens: 0 };
 
@@ -63,7 +61,7 @@ export class ActivationStore {
       new Date().toISOString(),
       ...(react ? [react.firstCallId, react.model, react.defHash, react.child ? '1' : '0'] : []),
     )) as ActivateReply | null;
-    return this.activation(res);
+    return activationOf(res);
   }
 
   /**
@@ -73,17 +71,7 @@ export class ActivationStore {
   taken(reply: unknown[] | null): Activation | undefined {
     if (reply?.[0] === 'error')
       throw new Error(`ACTIVATE in the take of the job failed: ${String(reply[1])}`);
-    return this.activation(reply as ActivateReply | null);
-  }
-
-  private activation(res: ActivateReply | null): Activation | undefined {
-    if (!res) return undefined;
-    const [epoch, recovered, stateFlat, callsFlat, prestarted] = res;
-    const records = new Map(decodeCalls(pairs(callsFlat)).map((r) => [r.callId, r]));
-    const state = decodeInvocation(pairs(stateFlat));
-    const activation: Activation = { epoch, recovered: recovered === 1, state, records };
-    if (prestarted) activation.prestarted = prestarted;
-    return activation;
+    return activationOf(reply as ActivateReply | null);
   }
 
   /** Re-reads the call records (children write their parent's records when they finish). */
