@@ -32,6 +32,7 @@ import { startHeartbeat } from './runner/heartbeat.js';
 import { serveMetrics } from './runner/metrics-server.js';
 import { runnerReadiness } from './runner/runner-readiness.js';
 import { Slots } from './slots.js';
+import { defineGuardedAdd } from './steps/child-jobs.js';
 import { type RunnerContext, type RunnerLimitsOptions, withDefaultLimits } from './steps/runner-context.js';
 import { ActivationStore } from './store/activation-store.js';
 import { ToolClient } from './tools/tool-client.js';
@@ -110,12 +111,18 @@ export async function buildRunner(opts: RunnerOptions): Promise<Runner> {
     maxModelReplyBytes: limits.maxModelReplyBytes,
     modelFactory: opts.modelFactory,
   });
+  // The queues have a connection of their own: BullMQ defines its fifty-odd steps on the one it is
+  // given, and ioredis copies every step defined on a connection into each of its pipelines, so the
+  // store's pipelines (a delegation's submission) stay cheap on a connection with the mesh's only.
+  const queueRedis = connectRedis(target, { maxRetriesPerRequest: null });
+  queueRedis.on('error', (e: Error) => opts.log.warn({ err: e.message }, 'redis connection error'));
   const queues = new Map(
     Object.keys(plan.agents).map((name) => [
       name,
-      new Queue(queueName(name), { connection: redis, prefix: keys.bullPrefix }),
+      new Queue(queueName(name), { connection: queueRedis, prefix: keys.bullPrefix }),
     ]),
   );
+  defineGuardedAdd(redis); // child jobs ride behind their submissions (steps/child-jobs.ts)
   const tools = new Map<string, ToolInfo>(catalogue.tools.map((t) => [t.name, t]));
   const ctx: RunnerContext = {
     runnerId: id,
@@ -195,6 +202,7 @@ export async function buildRunner(opts: RunnerOptions): Promise<Runner> {
     }
     await heartbeat.withdraw();
     await Promise.all([...queues.values()].map((q) => q.close()));
+    queueRedis.disconnect();
     await new Promise<void>((r) => (server ? server.close(() => r()) : r()));
     await dispatcher.close();
     cancels.close();

@@ -5,7 +5,7 @@
 import { type MonitoredCommand, monitorRedis } from '@agentmesh/test-support/redis-monitor';
 import { startRedis } from '@agentmesh/test-support/redis-server';
 import { waitUntil } from '@agentmesh/test-support/wait-until';
-import { Queue, Worker } from 'bullmq';
+import { Queue, WaitingChildrenError, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import t, { type Test } from 'tap';
 import {
@@ -38,10 +38,18 @@ async function workers(t: Test, mode: Mode, names: string[], done: string[], by 
     if (mode !== 'bullmq') defineFetchScripts(connection);
     const worker = new Worker(
       QUEUE,
-      async (job) => {
+      async (job, token) => {
         done.push(`${job.id}`);
         by.set(name, (by.get(name) ?? 0) + 1);
         if (job.name === 'slow') await new Promise((r) => setTimeout(r, 20));
+        // A parent that delegates: its child goes to a queue no worker serves, and it parks.
+        if (job.name === 'park') {
+          const kids = new Queue('kids', { connection: { port: redis.port }, prefix });
+          const parent = { id: job.id!, queue: job.queueQualifiedName };
+          await kids.add('kid', {}, { jobId: `kid-${job.id}`, parent });
+          await kids.close();
+          if (await job.moveToWaitingChildren(token!)) throw new WaitingChildrenError();
+        }
       },
       { connection, name, concurrency: 8, prefix },
     );
@@ -59,11 +67,11 @@ async function workers(t: Test, mode: Mode, names: string[], done: string[], by 
 }
 
 /** The fetches (moveToActive) and blocking pops one job costs, and the clients that sent them. */
-async function oneJob(t: Test, mode: Mode) {
+async function oneJob(t: Test, mode: Mode, name = 'j') {
   const done: string[] = [];
   const queue = await workers(t, mode, ['w1', 'w2'], done);
   const monitor = await monitorRedis(redis.port);
-  await queue.add('j', {}, { jobId: 'one' });
+  await queue.add(name, {}, { jobId: 'one' });
   await until(() => done.length === 1, 'the job');
   await new Promise((r) => setTimeout(r, 300)); // the fetches that follow the job
   monitor.stop();
@@ -100,6 +108,12 @@ t.test(
 t.test("BullMQ's own steps, for contrast: the other worker wakes too, and the taker twice", async (t) => {
   const stock = await oneJob(t, 'bullmq');
   t.ok(stock.active >= 3 && stock.clients >= 3, JSON.stringify(stock));
+});
+
+t.test('a job that parks costs its worker no fetch but the take while it blocks on the marker', async (t) => {
+  t.strictSame(await oneJob(t, 'hints', 'park'), { active: 1, pops: 1, clients: 2 });
+  // Without the hint BullMQ fetches after the take and again after the park, both finding nothing.
+  t.strictSame(await oneJob(t, 'steps', 'park'), { active: 3, pops: 1, clients: 2 });
 });
 
 t.test('a burst is spread over the workers: the marker stays while jobs wait', async (t) => {

@@ -106,6 +106,8 @@ export class TakenActivations {
         events: keyParts(keys.events(ROOT), false),
       },
     };
+    // The settings as JSON with the clock last, written once: each take appends the times.
+    const head = `${MARK}${JSON.stringify(fixed).slice(0, -1)},"now":"`;
     const host = client as Record<string, FetchCommand>;
     for (const name of commands) {
       const send = host[name];
@@ -113,10 +115,7 @@ export class TakenActivations {
       host[name] = async (args) => {
         const now = Date.now();
         const take = settings.ready()
-          ? [
-              ...args,
-              MARK + JSON.stringify({ ...fixed, now: String(now), nowIso: new Date(now).toISOString() }),
-            ]
+          ? [...args, `${head}${now}","nowIso":"${new Date(now).toISOString()}"}`]
           : args;
         const raw = await send.call(client, take);
         this.keep(raw);

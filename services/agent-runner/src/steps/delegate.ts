@@ -1,10 +1,8 @@
 import {
   type CallRecord,
-  callerTraceparent,
   childId,
   codedError,
   isTerminal,
-  JOB_RETRY,
   type PlannedCall,
   toChatMessageContent,
 } from '@agentmesh/shared';
@@ -12,6 +10,7 @@ import { Job, WaitingChildrenError } from 'bullmq';
 import { agentLabel } from '../metrics.js';
 import type { Activation, ChildSubmission } from '../store/activation-store.js';
 import { checkChildInput } from './check-child-input.js';
+import { addChildJobs, checkChildJobs, childJobs, queueChildJobs } from './child-jobs.js';
 import type { RunnerContext } from './runner-context.js';
 
 /** A sub-agent call to submit; a code agent's carries the memory writes committed before it. */
@@ -67,52 +66,24 @@ export async function submitDelegations(
   }
   // A deferred model reply goes out with the children, or alone before their jobs exist.
   const parked = fresh.length > 0 && opts.park === true;
-  if (fresh.length > 0)
-    await ctx.store.submitChildren(activation, fresh, {
-      park: parked,
-      ...(parked && opts.resumeCall ? { resumeCall: opts.resumeCall } : {}),
-    });
-  else await ctx.store.flush(activation);
+  const park = { park: parked, ...(parked && opts.resumeCall ? { resumeCall: opts.resumeCall } : {}) };
+  const jobs = childJobs(job, activation, calls, ctx.retentionSeconds);
+  if (ctx.store.oneServer) {
+    // The jobs ride behind the submissions, guarded by this activation's epoch (child-jobs.ts).
+    const queue = (p: object, inv: string) => queueChildJobs(p, ctx.queues, jobs, activation, inv);
+    checkChildJobs(activation, await ctx.store.submitChildren(activation, fresh, { ...park, behind: queue }));
+  } else {
+    // On a cluster the queues live apart from the tree: each job once its child exists.
+    if (fresh.length > 0) await ctx.store.submitChildren(activation, fresh, park);
+    else await ctx.store.flush(activation);
+    await addChildJobs(ctx.queues, jobs);
+  }
   for (const f of fresh)
     ctx.metrics.delegations.inc({
       agent: agentLabel(ctx.plan, s.agent),
       subagent: agentLabel(ctx.plan, f.agent),
       outcome: 'started',
     });
-  // Each child's invoke_agent span hangs under this activation's span (DESIGN §15).
-  const traceparent = callerTraceparent(s.traceparent);
-  const byQueue = new Map<string, Delegation[]>();
-  for (const c of calls) byQueue.set(c.name, [...(byQueue.get(c.name) ?? []), c]);
-  await Promise.all(
-    [...byQueue].map(([agent, group]) => {
-      const jobs = group.map((c) => {
-        const id = childId(s.id, c.callId);
-        return {
-          name: agent,
-          data: {
-            v: 1,
-            invocationId: id,
-            rootId: s.rootId,
-            agent,
-            ...(traceparent ? { traceparent } : {}),
-          },
-          opts: {
-            jobId: id,
-            parent: { id: job.id!, queue: job.queueQualifiedName },
-            // A failed child job must never leave its parent waiting forever (bullmq #3362).
-            ignoreDependencyOnFailure: true,
-            ...JOB_RETRY,
-            removeOnComplete: { age: ctx.retentionSeconds },
-            removeOnFail: { age: ctx.retentionSeconds },
-          },
-        };
-      });
-      // One job is one Lua step; addBulk would build a pipeline for it (the same step inside).
-      const queue = ctx.queues.get(agent)!;
-      const [one] = jobs;
-      return jobs.length === 1 && one ? queue.add(one.name, one.data, one.opts) : queue.addBulk(jobs);
-    }),
-  );
   return parked;
 }
 

@@ -6,6 +6,7 @@ import {
   encodeEvent,
   finishArgs,
   type InvocationState,
+  isRedisCluster,
   type KeyLayout,
   MeshError,
   type MeshEventType,
@@ -15,10 +16,12 @@ import {
 } from '@agentmesh/shared';
 import type { Activation, ChildSubmission, PendingRecord, ScriptPipeline } from './activation.js';
 import { FencedOutError } from './activation.js';
-import { recordCallArgs, submitChildArgs } from './activation-args.js';
+import { recordCallArgs } from './activation-args.js';
 import { type ActivateReply, activationOf } from './activation-reply.js';
 import { ApprovalStore } from './approval-store.js';
 import { failTree } from './fail-tree.js';
+import { checkPending, queuePending } from './pending-records.js';
+import { type SubmitOptions, submitChildren } from './submit-children.js';
 
 export { type Activation, type ChildSubmission, FencedOutError } from './activation.js';
 
@@ -131,8 +134,8 @@ export class ActivationStore {
   async flush(activation: Activation): Promise<void> {
     if (!activation.pending?.length) return;
     const p = this.redis.pipeline();
-    this.queuePending(activation, p as unknown as ScriptPipeline);
-    this.checkPending(activation, (await p.exec()) ?? []);
+    queuePending(this.keys, activation, p as unknown as ScriptPipeline);
+    checkPending(activation, (await p.exec()) ?? []);
   }
 
   /**
@@ -146,68 +149,26 @@ export class ActivationStore {
   ): Promise<unknown> {
     if (!activation?.pending?.length) return (this.redis as unknown as ScriptPipeline)[command]!(...args);
     const p = this.redis.pipeline();
-    const n = this.queuePending(activation, p as unknown as ScriptPipeline);
+    const n = queuePending(this.keys, activation, p as unknown as ScriptPipeline);
     (p as unknown as ScriptPipeline)[command]!(...args);
     const results = (await p.exec()) ?? [];
-    this.checkPending(activation, results.slice(0, n));
+    checkPending(activation, results.slice(0, n));
     const [err, value] = results[n] ?? [new Error('no reply')];
     if (err) throw err;
     return value;
   }
 
-  /** Queues the deferred records on `p` (and forgets them); returns how many. */
-  private queuePending(activation: Activation, p: ScriptPipeline): number {
-    const pending = activation.pending ?? [];
-    activation.pending = [];
-    for (const w of pending)
-      p.mesh_recordCall!(
-        ...recordCallArgs(this.keys, activation, w.callId, w.recordJson, w.eventJson, w.usage, false),
-      );
-    return pending.length;
-  }
-
-  /** A deferred record that failed or was fenced out fails the write it travelled with. */
-  private checkPending(activation: Activation, results: [Error | null, unknown][]): void {
-    for (const [err, value] of results) {
-      if (err) throw err;
-      if (value !== 1) throw new FencedOutError(activation.state.id);
-    }
-  }
-
   /**
-   * Records each sub-agent call `started` and creates its child invocation, in one pipeline; with
-   * `park`, the same round trip then marks the invocation `waiting` (see park()), naming the model
-   * call its resumption starts with when `resumeCall` is given (see ACTIVATE).
+   * Records each sub-agent call `started` and creates its child invocation, in one pipeline with
+   * the deferred records; see submit-children.ts for the park and the steps that may follow.
    */
-  async submitChildren(
-    activation: Activation,
-    children: ChildSubmission[],
-    opts: { park?: boolean; resumeCall?: string } = {},
-  ): Promise<void> {
-    const s = activation.state;
-    const pipeline = this.redis.pipeline();
-    const host = pipeline as unknown as ScriptPipeline;
-    const n = this.queuePending(activation, host);
-    for (const c of children)
-      host.mesh_submitChild!.call(pipeline, ...submitChildArgs(this.keys, activation, c));
-    if (opts.park)
-      host.mesh_park!(
-        this.keys.invocation(s.rootId, s.id),
-        this.keys.events(s.rootId),
-        activation.epoch,
-        'waiting',
-        new Date().toISOString(),
-        ...(opts.resumeCall ? ['', opts.resumeCall] : []),
-      );
-    const results = (await pipeline.exec()) ?? [];
-    this.checkPending(activation, results.slice(0, n));
-    for (const [err, value] of results.slice(n)) {
-      if (err) throw err;
-      if (value === 0) throw new FencedOutError(s.id);
-    }
-    for (const c of children)
-      if ((activation.records.get(c.callId)?.status ?? 'approved') === 'approved')
-        activation.records.set(c.callId, c.record);
+  submitChildren(activation: Activation, children: ChildSubmission[], opts?: SubmitOptions) {
+    return submitChildren(this.redis, this.keys, activation, children, opts);
+  }
+
+  /** True on one Redis server: a tree's keys and the queues then share one order (not on a cluster). */
+  get oneServer(): boolean {
+    return !isRedisCluster(this.redis);
   }
 
   /** Marks the invocation `waiting` before it releases its worker slot to wait on its children. */

@@ -140,8 +140,8 @@ export class InvocationService extends InvocationReader {
    * after the write fails, the invocation is taken back (deleted) and the request answers 503
    * `unavailable`: a 5xx from invoke means nothing was created, so a retry is no second run. Were
    * the take-back to fail too, the invocation still expires (its keys carry deadline + retention).
-   * The three writes go out together, one round trip: they share one connection, which Redis serves
-   * in order, and the invocation's is sent first, so its job never exists before it does.
+   * The writes share one connection, which Redis serves in order, and the invocation's is sent
+   * first, so its job never exists before it does.
    */
   private async create(agent: AgentPlan, input: unknown, id: string, opts: StartOptions): Promise<void> {
     const claim = opts.session && (await this.sessions!.bind(agent.name, id, opts.session, opts.owner));
@@ -169,9 +169,14 @@ export class InvocationService extends InvocationReader {
     // On a cluster the invocation and its queue are on different nodes, served in no common order:
     // the job is added only once the invocation exists (on one server, one connection keeps it).
     if (isRedisCluster(this.redis)) await creating.catch(() => undefined);
+    // The listing goes out after the job's add (once BullMQ's add, all microtasks, has sent it): it
+    // is independent of both, and kept off the path that wakes a runner.
+    const listing = new Promise<void>((resolve, reject) =>
+      setImmediate(() => this.listRecent(id, now).then(resolve, reject)),
+    );
     const [created, listed, queued] = await Promise.allSettled([
       creating,
-      this.listRecent(id, now),
+      listing,
       // One waiting its session's turn gets its job when the running one has ended (settleSession).
       claim && claim.kind !== 'start' ? undefined : this.enqueue(agent.name, id, opts.traceparent),
     ]);

@@ -1,0 +1,107 @@
+// A child's job rides in the pipeline that creates the child, behind BullMQ's own add step guarded
+// by the parent's epoch: it is the job BullMQ would add, linked to the parent's job, and an
+// activation fenced out (another took the parent over) adds none.
+import { type CallRecord, childId, keyLayout, meshScripts } from '@agentmesh/shared';
+import { startRedis } from '@agentmesh/test-support/redis-server';
+import { createRootInvocation } from '@agentmesh/test-support/root-invocation';
+import { Queue } from 'bullmq';
+import { Redis } from 'ioredis';
+import t, { type Test } from 'tap';
+import { checkChildJobs, childJobs, defineGuardedAdd, queueChildJobs } from '../src/steps/child-jobs.js';
+import { type Activation, ActivationStore, FencedOutError } from '../src/store/activation-store.js';
+
+const keys = keyLayout('childjobs');
+let n = 0;
+
+async function setup(t: Test) {
+  const server = await startRedis();
+  const redis = new Redis(server.url, { maxRetriesPerRequest: null });
+  const scripts = meshScripts(redis);
+  defineGuardedAdd(redis);
+  const store = new ActivationStore(redis, scripts, keys, 3600);
+  const queues = new Map(
+    ['boss', 'helper'].map((name) => [name, new Queue(name, { connection: redis, prefix: keys.bullPrefix })]),
+  );
+  t.teardown(async () => {
+    await Promise.all([...queues.values()].map((q) => q.close()));
+    redis.disconnect();
+    await server.stop();
+  });
+  const id = `inv_${String(++n).padStart(32, '0')}`;
+  await createRootInvocation(scripts, keys, id);
+  const parentJob = await queues
+    .get('boss')!
+    .add('boss', { v: 1, invocationId: id, rootId: id, agent: 'boss' }, { jobId: id });
+  const activate = async () => (await store.activate(id, id, 'r1'))!;
+  const jobsOf = (a: Activation) => childJobs(parentJob, a, [{ name: 'helper', callId: 't0-c0' }], 3600);
+  const helperJob = () => queues.get('helper')!.getJob(childId(id, 't0-c0'));
+  return { redis, store, queues, id, parentJob, activate, jobsOf, helperJob };
+}
+
+const submission = (a: Activation) => {
+  const cid = childId(a.state.id, 't0-c0');
+  const record: CallRecord = {
+    v: 1,
+    callId: 't0-c0',
+    kind: 'subagent',
+    name: 'helper',
+    status: 'started',
+    startedAt: new Date().toISOString(),
+    childId: cid,
+  };
+  return {
+    callId: 't0-c0',
+    record,
+    agent: 'helper',
+    input: { prompt: 'x' },
+    deadline: Date.now() + 60_000,
+    defHash: 'h',
+  };
+};
+
+t.test(
+  'the child job rides behind its submission, linked to the parent job as BullMQ links it',
+  async (t) => {
+    const { redis, store, queues, id, parentJob, activate, jobsOf, helperJob } = await setup(t);
+    const a = await activate();
+    const replies = await store.submitChildren(a, [submission(a)], {
+      park: true,
+      behind: (p, inv) => queueChildJobs(p, queues, jobsOf(a), a, inv),
+    });
+    t.equal(replies.length, 1, 'the add step answered with the submission');
+    checkChildJobs(a, replies);
+    const job = await helperJob();
+    t.ok(job, 'the child job is in its queue');
+    t.strictSame(job!.data, { v: 1, invocationId: childId(id, 't0-c0'), rootId: id, agent: 'helper' });
+    t.equal(job!.parentKey, `${keys.bullPrefix}:boss:${id}`);
+    t.equal(job!.opts.attempts, 3, 'the retry options of every mesh job');
+    t.equal(await job!.getState(), 'waiting');
+    const deps = await redis.smembers(`${keys.bullPrefix}:boss:${parentJob.id}:dependencies`);
+    t.strictSame(deps, [`${keys.bullPrefix}:helper:${job!.id}`], 'the parent waits for it');
+    t.equal(
+      await redis.hget(keys.invocation(id, childId(id, 't0-c0')), 'status'),
+      'queued',
+      'its child exists',
+    );
+  },
+);
+
+t.test('an activation fenced out adds no child job; the one holding the parent does', async (t) => {
+  const { redis, queues, activate, jobsOf, helperJob } = await setup(t);
+  const stale = await activate();
+  const current = await activate(); // another activation took the parent over
+  const add = async (a: Activation) => {
+    const p = redis.pipeline();
+    queueChildJobs(p, queues, jobsOf(a), a, keys.invocation(a.state.rootId, a.state.id));
+    return (await p.exec()) ?? [];
+  };
+  t.throws(() => checkChildJobs(stale, [[null, -9001]]), FencedOutError);
+  const refused = await add(stale);
+  t.throws(() => checkChildJobs(stale, refused), FencedOutError, 'the guard refused it');
+  t.equal(await helperJob(), undefined, 'no job was added');
+  checkChildJobs(current, await add(current));
+  t.ok(await helperJob(), 'added under the epoch that holds the parent');
+  // A second add of the same job (a re-run after a crash) is BullMQ's no-op, not an error.
+  checkChildJobs(current, await add(current));
+  t.equal((await queues.get('helper')!.getJobCounts('waiting')).waiting, 1);
+});
