@@ -44,6 +44,7 @@ try {
     model,
     mesh,
     invoke: meshClient(mesh.gatewayUrl),
+    invokeFetch: meshClient(mesh.gatewayUrl, 'fetch'),
     sdk: sdkBaseline(model.url),
     meshCpuMs: () => mesh.pids().reduce((sum, pid) => sum + cpuTimeMs(pid), 0),
     meshCpuByPart: () => ({

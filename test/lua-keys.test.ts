@@ -5,7 +5,10 @@
 // touches KEYS[1] and KEYS[2] only). BullMQ's own scripts (keys under its prefix) are not ours.
 // The runners run ACTIVATE apart, as on a cluster: on one server they run it inside BullMQ's take of
 // the job (take-activation.ts), a step that touches the tree's keys without naming them, which
-// only one server allows; the cluster suite runs the mesh with ACTIVATE apart too.
+// only one server allows; the cluster suite runs the mesh with ACTIVATE apart too. A delegation's
+// child jobs, on one server, are added by BullMQ's add step behind a guard that reads the parent's
+// epoch (child-jobs.ts): a BullMQ step by its keys here; on a cluster the runner adds them unguarded
+// once the submission has answered, as BullMQ adds any job.
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';

@@ -10,6 +10,8 @@ export interface BenchContext {
   model: BenchModel;
   mesh: MeshProcesses;
   invoke: MeshInvoke;
+  /** The same through Node's global fetch (reported beside the single round trip). */
+  invokeFetch: MeshInvoke;
   sdk: (agent: SdkAgent) => Promise<string>;
   /** CPU ms used so far by every mesh process and Redis. */
   meshCpuMs(): number;
