@@ -1,20 +1,10 @@
-import { createRequire } from 'node:module';
 import type { Job, Worker } from 'bullmq';
+import { BULLMQ_VERSION, type BullScript, bullmqScript } from './bullmq-script.js';
 import { TAKE_PRELUDE } from './take-activation.js';
 
-/** One of BullMQ's Lua steps as its package exports it. */
-export interface BullScript {
-  name: string;
-  content: string;
-  keys: number;
-}
+export type { BullScript } from './bullmq-script.js';
 
-const require = createRequire(import.meta.url);
-const { version } = require('bullmq/dist/cjs/version.js') as { version: string };
-const SCRIPTS: BullScript[] = [
-  (require('bullmq/dist/cjs/scripts/moveToActive-11.js') as { moveToActive: BullScript }).moveToActive,
-  (require('bullmq/dist/cjs/scripts/moveToFinished-14.js') as { moveToFinished: BullScript }).moveToFinished,
-];
+const SCRIPTS: BullScript[] = [bullmqScript('moveToActive', 11), bullmqScript('moveToFinished', 14)];
 
 // The two lines of prepareJobForProcessing (both scripts) that change: the unconditional re-add of
 // the queue's marker, and the answer with the job taken. KEYS[1], KEYS[3] and KEYS[7] are the
@@ -57,19 +47,19 @@ export function fetchScripts(
       const parts = lua.split(from);
       if (parts.length !== 2)
         throw new Error(
-          `bullmq ${version}: ${s.name} no longer holds "${from}" once, where the runner changes it; ` +
+          `bullmq ${BULLMQ_VERSION}: ${s.name} no longer holds "${from}" once, where the runner changes it; ` +
             'check services/agent-runner/src/runner/fetch-scripts.ts against this version',
         );
       lua = parts.join(to);
     }
-    return { name: `${s.name}:${version}`, numberOfKeys: s.keys, lua };
+    return { name: `${s.name}:${BULLMQ_VERSION}`, numberOfKeys: s.keys, lua };
   });
 }
 
 let changed: ReturnType<typeof fetchScripts> | undefined;
 
 /** The names under which the changed steps are defined (BullMQ's, with its version). */
-export const FETCH_COMMANDS: readonly string[] = SCRIPTS.map((s) => `${s.name}:${version}`);
+export const FETCH_COMMANDS: readonly string[] = SCRIPTS.map((s) => `${s.name}:${BULLMQ_VERSION}`);
 
 /** Registers the changed steps on a worker's connection, where BullMQ then finds them defined. */
 export function defineFetchScripts(client: {

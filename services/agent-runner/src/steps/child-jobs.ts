@@ -1,6 +1,6 @@
-import { createRequire } from 'node:module';
 import { callerTraceparent, childId, JOB_RETRY, type JobData } from '@agentmesh/shared';
 import { Job, type JobsOptions, type Queue } from 'bullmq';
+import { BULLMQ_VERSION, bullmqScript } from '../runner/bullmq-script.js';
 import { type Activation, FencedOutError } from '../store/activation-store.js';
 
 /** A child invocation's job, on its agent's queue, with the parent's job as its parent. */
@@ -58,13 +58,7 @@ export async function addChildJobs(queues: Map<string, Queue>, jobs: ChildJob[])
   );
 }
 
-const require = createRequire(import.meta.url);
-const ADD = (
-  require('bullmq/dist/cjs/scripts/addStandardJob-9.js') as {
-    addStandardJob: { content: string; keys: number };
-  }
-).addStandardJob;
-const { version } = require('bullmq/dist/cjs/version.js') as { version: string };
+const ADD = bullmqScript('addStandardJob', 9);
 
 /** The guarded add's answer when the parent's activation no longer holds the parent. */
 const FENCED = -9001;
@@ -107,7 +101,7 @@ export function queueChildJobs(
   if (typeof send !== 'function') throw new Error(`${COMMAND} is not defined on the store's connection`);
   const client = {
     runCommand(name: string, args: unknown[]) {
-      if (name !== `addStandardJob:${version}`)
+      if (name !== `addStandardJob:${BULLMQ_VERSION}`)
         throw new Error(`a child job is added as a standard job, not by ${name}`);
       send.call(pipeline, [...args, parentInv, String(activation.epoch)]);
     },

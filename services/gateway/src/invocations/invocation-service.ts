@@ -2,10 +2,8 @@ import {
   type AgentPlan,
   callerTraceparent,
   cancelTree,
-  codedError,
   encodeEvent,
   encodeNewInvocation,
-  finishArgs,
   type InvocationView,
   isRedisCluster,
   isTerminal,
@@ -25,9 +23,10 @@ import type { Queue } from 'bullmq';
 import { wakeParkedJob } from '../approvals/wake-parked-job.js';
 import { ANYONE, type Caller } from '../auth/caller.js';
 import { GatewaySessions, sessionFields } from '../sessions/gateway-sessions.js';
+import { dropQueued } from './drop-queued.js';
 import { IdempotencyStore } from './idempotency-store.js';
 import { InvocationReader } from './invocation-reader.js';
-import { invocationOfDoneMessage, readInvocationSafely } from './read-invocation-safely.js';
+import { invocationOfDoneMessage } from './read-invocation-safely.js';
 import { budgetOf, type StartOptions } from './start-options.js';
 import type { Waiters } from './waiters.js';
 
@@ -107,7 +106,8 @@ export class InvocationService extends InvocationReader {
     for (const node of flagged) pipeline.publish(this.keys.cancelChannel(), node.id);
     await pipeline.exec();
     for (const node of flagged) {
-      if (node.status === 'queued') await this.dropQueued(node.id);
+      if (node.status === 'queued')
+        await dropQueued(this.scripts, this.keys, this.queues, this.retentionSeconds, node.id);
       // Parked on an approval (DESIGN §13): woken now, it finishes `cancelled` at once.
       if (node.status === 'waiting') await wakeParkedJob(this.redis, this.keys, this.queues, node.id);
     }
@@ -171,9 +171,7 @@ export class InvocationService extends InvocationReader {
     if (isRedisCluster(this.redis)) await creating.catch(() => undefined);
     // The listing goes out after the job's add (once BullMQ's add, all microtasks, has sent it): it
     // is independent of both, and kept off the path that wakes a runner.
-    const listing = new Promise<void>((resolve, reject) =>
-      setImmediate(() => this.listRecent(id, now).then(resolve, reject)),
-    );
+    const listing = new Promise((sent) => setImmediate(sent)).then(() => this.listRecent(id, now));
     const [created, listed, queued] = await Promise.allSettled([
       creating,
       listing,
@@ -285,21 +283,5 @@ export class InvocationService extends InvocationReader {
       if (Date.now() >= until) return false;
       await new Promise((r) => setTimeout(r, pause));
     }
-  }
-
-  /** A job not yet taken by a runner is removed, and its invocation finished `cancelled` at once. */
-  private async dropQueued(id: string): Promise<void> {
-    const found = await readInvocationSafely(this.scripts, this.keys, id);
-    const queue = found && this.queues.get(found.state.agent);
-    if (!found || !queue) return;
-    const removed = await queue.remove(id).catch(() => 0);
-    // A runner holds it: it sees the flag and finishes it. One of a session still waiting its
-    // turn has no job at all: nobody else would finish it.
-    const waiting = removed !== 1 && found.state.session && !(await queue.getJob(id));
-    if (removed !== 1 && !waiting) return;
-    const error = codedError('cancelled');
-    await this.scripts.finish(
-      ...finishArgs(this.keys, found.state, undefined, { status: 'cancelled', error }, this.retentionSeconds),
-    );
   }
 }
