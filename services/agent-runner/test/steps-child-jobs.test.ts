@@ -1,6 +1,7 @@
 // A child's job rides in the pipeline that creates the child, behind BullMQ's own add step guarded
 // by the parent's epoch: it is the job BullMQ would add, linked to the parent's job, and an
-// activation fenced out (another took the parent over) adds none.
+// activation fenced out (another took the parent over) adds none. Of several children, the first
+// and its job go out in a write of their own, ahead of the rest and the park.
 import { type CallRecord, childId, keyLayout, meshScripts } from '@agentmesh/shared';
 import { startRedis } from '@agentmesh/test-support/redis-server';
 import { createRootInvocation } from '@agentmesh/test-support/root-invocation';
@@ -38,11 +39,11 @@ async function setup(t: Test) {
   return { redis, store, queues, id, parentJob, activate, jobsOf, helperJob };
 }
 
-const submission = (a: Activation) => {
-  const cid = childId(a.state.id, 't0-c0');
+const submission = (a: Activation, callId = 't0-c0') => {
+  const cid = childId(a.state.id, callId);
   const record: CallRecord = {
     v: 1,
-    callId: 't0-c0',
+    callId,
     kind: 'subagent',
     name: 'helper',
     status: 'started',
@@ -50,7 +51,7 @@ const submission = (a: Activation) => {
     childId: cid,
   };
   return {
-    callId: 't0-c0',
+    callId,
     record,
     agent: 'helper',
     input: { prompt: 'x' },
@@ -105,3 +106,54 @@ t.test('an activation fenced out adds no child job; the one holding the parent d
   checkChildJobs(current, await add(current));
   t.equal((await queues.get('helper')!.getJobCounts('waiting')).waiting, 1);
 });
+
+t.test(
+  'the first of several children goes out alone with its job; the rest and the park follow',
+  async (t) => {
+    const { redis, store, queues, id, parentJob, activate } = await setup(t);
+    const calls = ['t0-c0', 't0-c1', 't0-c2'].map((callId) => ({ name: 'helper', callId }));
+    const writes: number[] = [];
+    const pipeline = redis.pipeline.bind(redis);
+    redis.pipeline = ((...args: Parameters<typeof pipeline>) => {
+      const p = pipeline(...args);
+      const exec = p.exec.bind(p);
+      p.exec = (...e: Parameters<typeof exec>) => {
+        writes.push(p.length);
+        return exec(...e);
+      };
+      return p;
+    }) as typeof redis.pipeline;
+    const submit = async (a: Activation) => {
+      const jobs = childJobs(parentJob, a, calls, 3600);
+      return store.submitChildren(
+        a,
+        calls.map((c) => submission(a, c.callId)),
+        {
+          park: true,
+          behind: (p, inv, part) =>
+            queueChildJobs(
+              p,
+              queues,
+              jobs.filter((_, i) => part.callIds.has(calls[i]!.callId)),
+              a,
+              inv,
+            ),
+        },
+      );
+    };
+    const stale = await activate();
+    const a = await activate(); // the parent taken over: `stale` is fenced out
+    await t.rejects(submit(stale), FencedOutError, 'fenced out in every write');
+    t.equal((await queues.get('helper')!.getJobCounts('waiting')).waiting, 0, 'and no job added');
+    writes.length = 0;
+    const replies = await submit(a);
+    t.strictSame(writes, [2, 5], 'child 0 and its job; children 1–2, the park and their jobs');
+    t.equal(replies.length, 3, "every job step's reply, in order");
+    checkChildJobs(a, replies);
+    for (const c of calls) {
+      t.equal(await redis.hget(keys.invocation(id, childId(id, c.callId)), 'status'), 'queued');
+      t.ok(await queues.get('helper')!.getJob(childId(id, c.callId)), `the job of ${c.callId}`);
+    }
+    t.equal(await redis.hget(keys.invocation(id, id), 'status'), 'waiting', 'parked in the last write');
+  },
+);

@@ -1,10 +1,11 @@
 import { setMaxListeners } from 'node:events';
 import { connectRedis, isRedisCluster, type KeyLayout, queueName, type RedisTarget } from '@agentmesh/shared';
-import { Worker } from 'bullmq';
+import { type Job, Worker } from 'bullmq';
 import { settleJobError } from '../job-errors.js';
 import type { Slots } from '../slots.js';
 import { reactStart, runActivation } from '../steps/run-activation.js';
 import type { RunnerContext } from '../steps/runner-context.js';
+import { EarlyStarts, type JobRun } from './early-start.js';
 import { defineFetchScripts, FETCH_COMMANDS, takeFetchHints } from './fetch-scripts.js';
 import { TakenActivations } from './take-activation.js';
 
@@ -41,39 +42,54 @@ export function startAgentWorker(name: string, ctx: RunnerContext, s: WorkerSett
       ready: () => slots.free > 0,
     });
   }
-  const worker = new Worker(
-    queueName(name),
-    async (job, token, signal) => {
-      const taken = takes.take(job.id);
-      // In flight (a cancel aborts it) from before it waits for a slot: it may be activated already.
-      const cancel = new AbortController();
-      // Each call in flight listens on it (timeoutSignal), up to a turn's calls at once: not a leak.
-      setMaxListeners(ctx.limits.maxCallsPerTurn + 16, cancel.signal);
-      const invocationId = (job.data as { invocationId?: string })?.invocationId ?? '';
-      inFlight.set(invocationId, cancel);
-      // The job's own signal (its lock lost) aborts the activation too; linked by hand, not with
-      // AbortSignal.any, whose links outlive the job.
-      const onLockLost = () => cancel.abort(signal?.reason);
-      if (signal?.aborted) onLockLost();
-      else signal?.addEventListener('abort', onLockLost, { once: true });
+  // One job's activation, within the runner's slots; started by its take (EarlyStarts) or by
+  // BullMQ's processor call, whichever comes first.
+  const start = (job: Job, token: string): JobRun => {
+    const taken = takes.take(job.id);
+    // In flight (a cancel aborts it) from before it waits for a slot: it may be activated already.
+    const cancel = new AbortController();
+    // Each call in flight listens on it (timeoutSignal), up to a turn's calls at once: not a leak.
+    setMaxListeners(ctx.limits.maxCallsPerTurn + 16, cancel.signal);
+    const invocationId = (job.data as { invocationId?: string })?.invocationId ?? '';
+    inFlight.set(invocationId, cancel);
+    // The job's own signal (its lock lost) aborts the activation too; linked by hand, not with
+    // AbortSignal.any, whose links outlive the job.
+    let lockSignal: AbortSignal | undefined;
+    const onLockLost = () => cancel.abort(lockSignal?.reason);
+    const done = (async () => {
       const waited = await slots.acquire();
       ctx.metrics.slotsInUse.set(slots.inUse);
       try {
         await runActivation(
           ctx,
           job,
-          token ?? '',
+          token,
           cancel.signal,
           taken === undefined ? undefined : { reply: taken, late: waited },
         );
       } catch (e) {
-        await settleJobError(e, job, token ?? '');
+        await settleJobError(e, job, token);
       } finally {
-        signal?.removeEventListener('abort', onLockLost);
+        lockSignal?.removeEventListener('abort', onLockLost);
         inFlight.delete(invocationId);
         slots.release();
         ctx.metrics.slotsInUse.set(slots.inUse);
       }
+    })();
+    const link = (signal: AbortSignal | undefined) => {
+      lockSignal = signal;
+      if (signal?.aborted) onLockLost();
+      else signal?.addEventListener('abort', onLockLost, { once: true });
+    };
+    return { done, link };
+  };
+  const early = new EarlyStarts(start);
+  const worker = new Worker(
+    queueName(name),
+    (job, token, signal) => {
+      const run = early.run(job, token ?? '');
+      run.link(signal);
+      return run.done;
     },
     {
       connection,
@@ -86,6 +102,7 @@ export function startAgentWorker(name: string, ctx: RunnerContext, s: WorkerSett
     },
   );
   takeFetchHints(worker);
+  early.attach(worker, (jobId) => takes.has(jobId));
   worker.on('closed', () => connection.disconnect());
   return worker;
 }

@@ -124,6 +124,11 @@ export class TakenActivations {
     }
   }
 
+  /** Whether the take of job `jobId` activated its invocation (not yet taken by its processor). */
+  has(jobId: string): boolean {
+    return this.taken.has(jobId);
+  }
+
   /** The activation the take of job `jobId` made (once), or undefined when it made none. */
   take(jobId: string | undefined): TakenActivation | undefined {
     if (jobId === undefined) return undefined;

@@ -69,8 +69,15 @@ export async function submitDelegations(
   const park = { park: parked, ...(parked && opts.resumeCall ? { resumeCall: opts.resumeCall } : {}) };
   const jobs = childJobs(job, activation, calls, ctx.retentionSeconds);
   if (ctx.store.oneServer) {
-    // The jobs ride behind the submissions, guarded by this activation's epoch (child-jobs.ts).
-    const queue = (p: object, inv: string) => queueChildJobs(p, ctx.queues, jobs, activation, inv);
+    // Each job rides behind its child's submission, guarded by this activation's epoch
+    // (child-jobs.ts); the jobs of calls submitted before (a replay) with the last write.
+    const submitting = new Set(fresh.map((f) => f.callId));
+    const queue = (p: object, inv: string, part: { callIds: ReadonlySet<string>; last: boolean }) => {
+      const mine = calls.flatMap((c, i) =>
+        part.callIds.has(c.callId) || (part.last && !submitting.has(c.callId)) ? [jobs[i]!] : [],
+      );
+      return queueChildJobs(p, ctx.queues, mine, activation, inv);
+    };
     checkChildJobs(activation, await ctx.store.submitChildren(activation, fresh, { ...park, behind: queue }));
   } else {
     // On a cluster the queues live apart from the tree: each job once its child exists.

@@ -1,0 +1,101 @@
+// A job the take activated starts as soon as its take answered, not once BullMQ's worker has
+// fetched all it may: with several jobs waiting, the first runs while the worker fetches the next.
+// BullMQ's processor call joins that run (one run per job), its lock signal reaches the run, a
+// run's failure is the job's, and a job the take did not activate starts at the processor call.
+import { startRedis } from '@agentmesh/test-support/redis-server';
+import { waitUntil } from '@agentmesh/test-support/wait-until';
+import { type Job, Queue, Worker } from 'bullmq';
+import { Redis } from 'ioredis';
+import t, { type Test } from 'tap';
+import { EarlyStarts, type JobRun } from '../src/runner/early-start.js';
+
+const redis = await startRedis();
+t.teardown(() => redis.stop());
+let prefixes = 0;
+
+interface Trial {
+  queue: Queue;
+  /** What happened, in order: `fetched <n>` (a fetch answered, n jobs so far), `start <id>`. */
+  seen: string[];
+  starts: Map<string, number>;
+  signals: Map<string, AbortSignal | undefined>;
+}
+
+/** One worker (concurrency 8) whose jobs start early when `early` says so; a run of job `fail` throws. */
+async function trial(t: Test, early: (id: string) => boolean, jobs: string[]): Promise<Trial> {
+  const prefix = `e${prefixes++}`;
+  const seen: string[] = [];
+  const starts = new Map<string, number>();
+  const signals = new Map<string, AbortSignal | undefined>();
+  const start = (job: Job): JobRun => {
+    const id = job.id!;
+    seen.push(`start ${id}`);
+    starts.set(id, (starts.get(id) ?? 0) + 1);
+    const done = (async () => {
+      await new Promise((r) => setTimeout(r, 5));
+      if (id === 'fail') throw new Error('the run failed');
+    })();
+    return { done, link: (signal) => signals.set(id, signal) };
+  };
+  const starter = new EarlyStarts(start);
+  const queue = new Queue('early', { connection: { port: redis.port }, prefix });
+  t.teardown(() => queue.close());
+  // The jobs wait before the worker starts: its first fetches find them all.
+  for (const id of jobs) await queue.add('j', {}, { jobId: id, attempts: 1 });
+  const connection = new Redis(redis.url, { maxRetriesPerRequest: null });
+  const worker = new Worker(
+    'early',
+    (job, token, signal) => {
+      const run = starter.run(job, token ?? '');
+      run.link(signal);
+      return run.done;
+    },
+    { connection, concurrency: 8, prefix, autorun: false },
+  );
+  const fetching = worker as unknown as { moveToActive(token: string, name?: string): Promise<unknown> };
+  const moveToActive = fetching.moveToActive.bind(worker);
+  let fetched = 0;
+  fetching.moveToActive = async (token, name) => {
+    const job = await moveToActive(token, name);
+    if (job) seen.push(`fetched ${++fetched}`);
+    return job;
+  };
+  starter.attach(worker, early);
+  worker.on('closed', () => connection.disconnect());
+  t.teardown(() => worker.close());
+  void worker.run();
+  await waitUntil(
+    async () => starts.size === jobs.length,
+    5000,
+    () => `runs: ${seen.join(', ')}`,
+  );
+  return { queue, seen, starts, signals };
+}
+
+t.test('the first job runs while the worker fetches the next', async (t) => {
+  const { seen, starts } = await trial(t, () => true, ['a', 'b', 'c']);
+  // Without early starts BullMQ fetches all three before it starts any.
+  t.ok(
+    seen.indexOf('start a') < seen.indexOf('fetched 3'),
+    `job a starts before the third fetch answers: ${seen.join(', ')}`,
+  );
+  t.same([...starts.values()], [1, 1, 1], 'each job runs once: the processor call joins its run');
+});
+
+t.test('a job its take did not activate starts at the processor call, as BullMQ starts it', async (t) => {
+  const { seen, starts } = await trial(t, () => false, ['a', 'b', 'c']);
+  t.ok(seen.indexOf('start a') > seen.indexOf('fetched 3'), `fetches first: ${seen.join(', ')}`);
+  t.same([...starts.values()], [1, 1, 1]);
+});
+
+t.test("the processor's lock signal reaches the run; a run's failure is the job's", async (t) => {
+  const { queue, signals } = await trial(t, () => true, ['ok', 'fail']);
+  await waitUntil(
+    async () =>
+      (await queue.getJobState('fail')) === 'failed' && (await queue.getJobState('ok')) === 'completed',
+    5000,
+    () => 'the jobs settle',
+  );
+  t.equal((await queue.getJob('fail'))?.failedReason, 'the run failed');
+  t.ok(signals.get('ok') instanceof AbortSignal, "BullMQ's signal was linked to the early run");
+});
