@@ -96,6 +96,15 @@ return 1`,
 };
 
 /**
+ * FINISH as the function `meshFinish(KEYS, ARGV)` (its keys and arguments as tables), so that the
+ * runner's step completing a delegation's job can end its invocation first, in the same step.
+ */
+export const FINISH_FUNCTION = `local function meshFinish(KEYS, ARGV)
+${FINISH.lua}
+end
+`;
+
+/**
  * Flags a batch of one tree's invocations as cancelled (never their ancestors): each one not
  * terminal gets `cancelRequested`, which every runner checks before each call; children created
  * later by a flagged parent inherit the flag (SUBMIT_CHILD). cancelTree (cancel-tree.ts) calls it

@@ -6,7 +6,8 @@ import type { Slots } from '../slots.js';
 import { reactStart, runActivation } from '../steps/run-activation.js';
 import type { RunnerContext } from '../steps/runner-context.js';
 import { EarlyStarts, type JobRun } from './early-start.js';
-import { defineFetchScripts, FETCH_COMMANDS, takeFetchHints } from './fetch-scripts.js';
+import { COMPLETE_COMMAND, defineFetchScripts, FETCH_COMMANDS, takeFetchHints } from './fetch-scripts.js';
+import { FinishesInCompletion } from './finish-in-completion.js';
 import { TakenActivations } from './take-activation.js';
 
 /** How a runner's workers take jobs: shared slots, lock settings and the activations in flight. */
@@ -33,6 +34,7 @@ export function startAgentWorker(name: string, ctx: RunnerContext, s: WorkerSett
   const connection = connectRedis(s.redis, { maxRetriesPerRequest: null });
   defineFetchScripts(connection);
   const takes = new TakenActivations();
+  let finishes: FinishesInCompletion | undefined;
   if (s.activateInTake && !isRedisCluster(connection)) {
     takes.attach(connection, FETCH_COMMANDS, {
       agent: name,
@@ -41,6 +43,9 @@ export function startAgentWorker(name: string, ctx: RunnerContext, s: WorkerSett
       react: reactStart(ctx, name),
       ready: () => slots.free > 0,
     });
+    // Outside the take's change: the take's settings stay the step's last argument.
+    finishes = new FinishesInCompletion();
+    finishes.attach(connection, COMPLETE_COMMAND.name, COMPLETE_COMMAND.keys);
   }
   // One job's activation, within the runner's slots; started by its take (EarlyStarts) or by
   // BullMQ's processor call, whichever comes first.
@@ -66,6 +71,7 @@ export function startAgentWorker(name: string, ctx: RunnerContext, s: WorkerSett
           token,
           cancel.signal,
           taken === undefined ? undefined : { reply: taken, late: waited },
+          finishes,
         );
       } catch (e) {
         await settleJobError(e, job, token);

@@ -1,10 +1,12 @@
 import type { Job, Worker } from 'bullmq';
 import { BULLMQ_VERSION, type BullScript, bullmqScript } from './bullmq-script.js';
+import { FINISH_PRELUDE } from './finish-in-completion.js';
 import { TAKE_PRELUDE } from './take-activation.js';
 
 export type { BullScript } from './bullmq-script.js';
 
-const SCRIPTS: BullScript[] = [bullmqScript('moveToActive', 11), bullmqScript('moveToFinished', 14)];
+const FINISHING = bullmqScript('moveToFinished', 14);
+const SCRIPTS: BullScript[] = [bullmqScript('moveToActive', 11), FINISHING];
 
 // The two lines of prepareJobForProcessing (both scripts) that change: the unconditional re-add of
 // the queue's marker, and the answer with the job taken. KEYS[1], KEYS[3] and KEYS[7] are the
@@ -35,6 +37,7 @@ const CHANGES: [from: string, to: string][] = [
  *   not reads it as no delay, BullMQ's own behaviour.
  * - the job's invocation may be activated in the same step (take-activation.ts): its reply is a
  *   fifth field of the answer, which BullMQ does not read.
+ * - moveToFinished may end the finished job's invocation first (finish-in-completion.ts).
  * The scripts are BullMQ's own text, read from the installed package, so they stay in step with
  * its job format; a BullMQ whose text no longer holds the lines changed is refused at start.
  */
@@ -42,7 +45,7 @@ export function fetchScripts(
   scripts: readonly BullScript[] = SCRIPTS,
 ): { name: string; numberOfKeys: number; lua: string }[] {
   return scripts.map((s) => {
-    let lua = TAKE_PRELUDE + s.content;
+    let lua = TAKE_PRELUDE + (s.name === FINISHING.name ? FINISH_PRELUDE : '') + s.content;
     for (const [from, to] of CHANGES) {
       const parts = lua.split(from);
       if (parts.length !== 2)
@@ -60,6 +63,9 @@ let changed: ReturnType<typeof fetchScripts> | undefined;
 
 /** The names under which the changed steps are defined (BullMQ's, with its version). */
 export const FETCH_COMMANDS: readonly string[] = SCRIPTS.map((s) => `${s.name}:${BULLMQ_VERSION}`);
+
+/** The changed step that completes a job (FINISH may run in it first: finish-in-completion.ts), and its keys. */
+export const COMPLETE_COMMAND = { name: `${FINISHING.name}:${BULLMQ_VERSION}`, keys: FINISHING.keys };
 
 /** Registers the changed steps on a worker's connection, where BullMQ then finds them defined. */
 export function defineFetchScripts(client: {

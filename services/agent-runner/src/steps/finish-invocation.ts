@@ -3,13 +3,14 @@ import {
   type CodedError,
   codedError,
   normalizeTypedResult,
+  type Outcome,
   toChatMessageContent,
   truncateResult,
 } from '@agentmesh/shared';
 import { agentLabel } from '../metrics.js';
 import { settleRunnerSession } from '../sessions/settle-runner-session.js';
 import type { Activation } from '../store/activation-store.js';
-import { recordInvocationEnd } from '../tracing.js';
+import { inActiveContext, recordInvocationEnd } from '../tracing.js';
 import type { RunnerContext } from './runner-context.js';
 
 /** Ends an invocation with its output; a delegation's parent gets the normalized content. */
@@ -29,21 +30,7 @@ export async function finishSucceeded(
     // A result JSON cannot express is a failed delegation with the path (DESIGN §6), never a crash.
     return finishFailed(ctx, activation, codedError('invalid_output', (e as Error).message));
   }
-  if (
-    await ctx.store.finish(
-      activation.state,
-      activation.epoch,
-      { status: 'succeeded', output, content },
-      activation,
-    )
-  ) {
-    countEnd(ctx, activation, 'succeeded');
-    observeDelegation(ctx, activation, 'succeeded');
-    logFinished(ctx, activation, 'succeeded');
-    recordInvocationEnd({ ...activation.state, status: 'succeeded' });
-  }
-  // Also when another step finished it first: settling a session is idempotent (DESIGN §12).
-  await settleRunnerSession(ctx, activation.state);
+  return end(ctx, activation, { status: 'succeeded', output, content });
 }
 
 /** Ends an invocation as failed (or cancelled) with a coded error. */
@@ -53,13 +40,38 @@ export async function finishFailed(
   error: CodedError,
   status: 'failed' | 'cancelled' = 'failed',
 ): Promise<void> {
-  if (await ctx.store.finish(activation.state, activation.epoch, { status, error }, activation)) {
-    countEnd(ctx, activation, status);
-    observeDelegation(ctx, activation, status);
-    logFinished(ctx, activation, status, error);
-    recordInvocationEnd({ ...activation.state, status, error });
+  return end(ctx, activation, { status, error });
+}
+
+/**
+ * Writes the end once; when this step wrote it, counts, logs and traces it. A delegation's end
+ * rides in the step that completes its job when it can (Activation.finishWithJob): that step
+ * follows the activation's return, so what follows the write waits for its reply, in the
+ * activation's context.
+ */
+async function end(ctx: RunnerContext, activation: Activation, outcome: Outcome): Promise<void> {
+  const s = activation.state;
+  const ended = (written: boolean) => {
+    if (!written) return;
+    const error = outcome.status === 'succeeded' ? undefined : outcome.error;
+    countEnd(ctx, activation, outcome.status);
+    observeDelegation(ctx, activation, outcome.status);
+    logFinished(ctx, activation, outcome.status, error);
+    recordInvocationEnd({ ...s, status: outcome.status, ...(error ? { error } : {}) });
+  };
+  if (activation.finishWithJob && s.parentId && (activation.pending?.length ?? 0) <= 1) {
+    const step = ctx.store.finishStep(s, activation.epoch, outcome, activation);
+    void activation.finishWithJob(step).then(
+      inActiveContext(ended),
+      inActiveContext((e: Error) =>
+        ctx.log.warn({ agent: s.agent, invocationId: s.id, rootId: s.rootId }, e.message),
+      ),
+    );
+    return; // a child has no session to settle
   }
-  await settleRunnerSession(ctx, activation.state);
+  ended(await ctx.store.finish(s, activation.epoch, outcome, activation));
+  // Also when another step finished it first: settling a session is idempotent (DESIGN §12).
+  await settleRunnerSession(ctx, s);
 }
 
 /** An invocation's end, counted and timed (DESIGN §9) from its creation, as its log line times it. */

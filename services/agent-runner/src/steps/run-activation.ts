@@ -10,6 +10,7 @@ import { type Job, UnrecoverableError } from 'bullmq';
 import { HandBackError, logSystemFault } from '../job-errors.js';
 import { agentLabel } from '../metrics.js';
 import { cancelRemoteTask, runRemoteAgent } from '../remote/run-remote-agent.js';
+import type { FinishesInCompletion } from '../runner/finish-in-completion.js';
 import type { ReactStart, TakenActivation } from '../runner/take-activation.js';
 import { settleRunnerSession } from '../sessions/settle-runner-session.js';
 import { type Activation, FencedOutError } from '../store/activation-store.js';
@@ -27,7 +28,8 @@ import type { RunnerContext } from './runner-context.js';
  * its children (then the worker slot is released by throwing WaitingChildrenError, and any runner
  * resumes it later). Cancellation, fencing and hand-back end every kind of agent the same way.
  * `taken` is the activation the take of the job made already (take-activation.ts), if it did;
- * `late` when the job then waited for a slot.
+ * `late` when the job then waited for a slot. With `finishes`, the step completing the job can
+ * end a delegation's invocation too (finish-in-completion.ts).
  */
 export async function runActivation(
   ctx: RunnerContext,
@@ -35,6 +37,7 @@ export async function runActivation(
   token: string,
   signal: AbortSignal,
   taken?: { reply: TakenActivation; late: boolean },
+  finishes?: FinishesInCompletion,
 ): Promise<void> {
   const data = job.data;
   if (data?.v !== 1)
@@ -42,7 +45,7 @@ export async function runActivation(
   // Inside its `activation` span: every call and log line of it hangs there (DESIGN §15), the line
   // of a system fault included (the worker then settles the job: settleJobError).
   return traceActivation(data, ctx.runnerId, () =>
-    activate(ctx, job, data, token, signal, taken).catch((e: unknown) => {
+    activate(ctx, job, data, token, signal, taken, finishes).catch((e: unknown) => {
       logSystemFault(e, job, ctx.log);
       throw e;
     }),
@@ -56,6 +59,7 @@ async function activate(
   token: string,
   signal: AbortSignal,
   taken: { reply: TakenActivation; late: boolean } | undefined,
+  finishes: FinishesInCompletion | undefined,
 ): Promise<void> {
   const activation =
     taken === undefined
@@ -66,6 +70,7 @@ async function activate(
   // checked right before the call, as always (DESIGN §7).
   if (activation && taken?.late) activation.prestarted = undefined;
   if (!activation) return; // gone: nothing to do
+  if (finishes) activation.finishWithJob = (step) => finishes.defer(job.id!, step);
   // Terminal already: only its session may still need the hand-off (its runner died before it).
   if (activation.epoch === 0) return settleRunnerSession(ctx, activation.state);
   const log = {

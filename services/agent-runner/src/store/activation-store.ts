@@ -210,13 +210,7 @@ export class ActivationStore {
     outcome: Outcome,
     by?: Activation,
   ): Promise<boolean> {
-    const args = finishArgs(this.keys, s, epoch, outcome, this.retentionSeconds);
-    // The usual end: one model reply pending, written by FINISH itself (one Lua step, no pipeline).
-    const last = by?.pending?.length === 1 ? by.pending[0]! : undefined;
-    if (last) {
-      by!.pending = [];
-      args.push(last.callId, last.recordJson, last.eventJson, ...last.usage);
-    }
+    const args = this.finishStep(s, epoch, outcome, by);
     const ret = await this.send(by, 'mesh_finish', args);
     if (ret !== 1 && epoch !== undefined) {
       const status = await this.redis.hget(this.keys.invocation(s.rootId, s.id), 'status');
@@ -224,6 +218,25 @@ export class ActivationStore {
         throw new FencedOutError(s.id);
     }
     return ret === 1;
+  }
+
+  /**
+   * FINISH's keys and arguments. The usual end has one model reply pending: FINISH writes it itself
+   * (one Lua step, no pipeline), and it is no longer pending.
+   */
+  finishStep(
+    s: InvocationState,
+    epoch: number | undefined,
+    outcome: Outcome,
+    by?: Activation,
+  ): (string | number)[] {
+    const args = finishArgs(this.keys, s, epoch, outcome, this.retentionSeconds);
+    const last = by?.pending?.length === 1 ? by.pending[0]! : undefined;
+    if (last) {
+      by!.pending = [];
+      args.push(last.callId, last.recordJson, last.eventJson, ...last.usage);
+    }
+    return args;
   }
 
   /** Commits a code agent's memory writes; throws FencedOutError when fenced out. */
