@@ -17,8 +17,8 @@ const noop = () => {};
 /**
  * Starts a job's processing as soon as its take answered. BullMQ's worker fetches one job after
  * another, up to its concurrency or until the queue is empty, and starts processing none before
- * that: the eight children of a delegation taken by one worker waited for all eight takes (and
- * one more fetch) before the first child's model call left. A job the take activated
+ * that: the eight children of a delegation taken by one worker waited for all eight takes before
+ * the first child's model call left. A job the take activated
  * (take-activation.ts) has all it needs to run, so its run starts right after the worker has
  * sent its next fetch (setImmediate: after the microtasks that send it), and the processor call
  * BullMQ makes later joins that run. A job whose run has not started yet when BullMQ calls the
