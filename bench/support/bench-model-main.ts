@@ -1,16 +1,26 @@
 // The fake model as its own process, so neither the SDK's CPU nor the mesh's counts it. The parent
-// sets the latency over IPC (`{latencyMs}` → `{ok}`); the process ends when the parent goes away.
-import { startFakeModel } from '@agentmesh/test-support/fake-model';
+// sets the latency over IPC (`{latencyMs}` → `{ok}`), and may have it note when each request
+// arrives (`{trace: true}` → `{ok}`, then `{trace: false}` → `{arrivals}`); the process ends when
+// the parent goes away.
+import { startFakeModel, turnOf } from '@agentmesh/test-support/fake-model';
 import { benchScript } from './bench-script.js';
+import { type Arrival, monotonicMs } from './model-arrivals.js';
 
 let latencyMs = 0;
+let arrivals: Arrival[] | undefined;
 const depth = Number(process.env.BENCH_DEPTH ?? 20);
 const script = benchScript(() => latencyMs, depth);
 const model = await startFakeModel((r) => {
   model.requests.length = 0; // the bench sends many thousands; keep none
+  arrivals?.push({ agent: r.agent, turn: turnOf(r), at: monotonicMs() });
   return script(r);
 });
-process.on('message', (m: { latencyMs: number }) => {
+process.on('message', (m: { latencyMs: number } | { trace: boolean }) => {
+  if ('trace' in m) {
+    process.send!(m.trace ? { ok: true } : { arrivals: arrivals ?? [] });
+    arrivals = m.trace ? [] : undefined;
+    return;
+  }
   latencyMs = m.latencyMs;
   process.send!({ ok: true });
 });

@@ -1,11 +1,16 @@
 import { fork } from 'node:child_process';
+import type { Arrival } from './model-arrivals.js';
 import { stopOnExit } from './stop-on-exit.js';
 
-/** The fake model process: its URL, its pid (for nothing but cleanup), and its latency knob. */
+/** The fake model process: its URL, its pid (for nothing but cleanup), its latency knob and its log of arrivals. */
 export interface BenchModel {
   url: string;
   pid: number;
   setLatency(ms: number): Promise<void>;
+  /** Notes when each request arrives from now on (see model-arrivals.ts). */
+  startTrace(): Promise<void>;
+  /** The requests that arrived since startTrace, in order; stops noting. */
+  stopTrace(): Promise<Arrival[]>;
 }
 
 /** Forks the fake model server (bench-model-main.ts) and waits for its URL. */
@@ -35,6 +40,16 @@ export async function startBenchModel(depth: number): Promise<BenchModel> {
       const ack = next();
       child.send({ latencyMs: ms });
       await ack;
+    },
+    startTrace: async () => {
+      const ack = next();
+      child.send({ trace: true });
+      await ack;
+    },
+    stopTrace: async () => {
+      const reply = next();
+      child.send({ trace: false });
+      return ((await reply) as { arrivals: Arrival[] }).arrivals;
     },
   };
 }
