@@ -1,4 +1,4 @@
-import { FINISH_FUNCTION } from '@agentmesh/shared';
+import { FINISH, FINISH_FUNCTION } from '@agentmesh/shared';
 import { FencedOutError } from '../store/activation.js';
 
 const MARK = 'agentmesh:finish:1';
@@ -6,8 +6,8 @@ const MARK = 'agentmesh:finish:1';
 const ENDED = -9003;
 /** FINISH did not write: another activation holds the invocation. */
 const FENCED = -9002;
-/** FINISH's keys: see FINISH in the shared package. */
-const FINISH_KEYS = 7;
+/** How many of FINISH's arguments are keys (a fixed count, as FINISH is defined). */
+const FINISH_KEYS = FINISH.numberOfKeys!;
 
 /**
  * Lua put ahead of BullMQ's step that completes a job (fetch-scripts.ts): when the step's arguments
