@@ -3,7 +3,8 @@
 // (add, take, complete) are not counted: the take carries ACTIVATE on one server (take-activation).
 import { createHash } from 'node:crypto';
 import * as lua from '@agentmesh/shared';
-import { DONE_MESSAGE_MAX_BYTES, keyLayout } from '@agentmesh/shared';
+import { childId, DONE_MESSAGE_MAX_BYTES, keyLayout, queueName } from '@agentmesh/shared';
+import { type MonitoredCommand, monitorRedis } from '@agentmesh/test-support/redis-monitor';
 import type { Redis } from 'ioredis';
 import t, { type Test } from 'tap';
 import { turnOf } from './support/fake-model.js';
@@ -128,3 +129,57 @@ t.test("a delegation's end wakes no gateway: only the root is published on the d
   await new Promise((r) => setTimeout(r, 100));
   t.strictSame(published, [res.json.id]);
 });
+
+t.test(
+  'a child is taken right behind its add, its parent right behind its completion, by the runner that made each ready',
+  async (t) => {
+    const mesh = await startMesh(t, { agentsYaml, script, runners: 2 });
+    await mesh.invoke('parent', { prompt: 'warm up' });
+    const monitor = await monitorRedis(mesh.redis.port);
+    const parents = [];
+    for (let i = 0; i < 6; i++) parents.push((await mesh.invoke('parent', { prompt: `go ${i}` })).json);
+    monitor.stop();
+    const waitKey = (agent: string) => `${keyLayout(mesh.prefix).bullPrefix}:${queueName(agent)}:wait`;
+    const isScript = (c?: MonitoredCommand) => /^eval(sha)?$/.test(c?.args[0] ?? '');
+    /** The next step the connection that sent step `i` sent. */
+    const after = (i: number) => monitor.seen.slice(i + 1).find((c) => c.source === monitor.seen[i]!.source);
+    const runnerOf = (v: { calls: { kind: string; callId: string; runner?: string }[] }, callId: string) =>
+      v.calls.find((c) => c.callId === callId)?.runner;
+    for (const p of parents) {
+      t.equal(p.status, 'succeeded');
+      const call = p.calls.find((c: { kind: string }) => c.kind === 'subagent');
+      const child = (await mesh.get(`/invocations/${childId(p.id, call.callId)}`)).json;
+      // The add of the child's job, handed off; the next step of its connection takes the job.
+      const add = monitor.seen.findIndex(
+        (c) =>
+          isScript(c) &&
+          c.args.at(-1) === '1' &&
+          c.args.some((a) => a.includes(`"invocationId":"${child.id}"`)),
+      );
+      t.ok(add >= 0, `the child's job was added, handed off (${child.id})`);
+      t.ok(
+        isScript(after(add)) && after(add)!.args.includes(waitKey('child')),
+        'the same connection took the child next',
+      );
+      t.equal(
+        runnerOf(child, 't0-model'),
+        runnerOf(p, 't0-model'),
+        'the child ran on the runner of its parent',
+      );
+      // The completion of the child's job, handing its parent up; the next step takes the parent.
+      const done = monitor.seen.findIndex(
+        (c) => isScript(c) && c.args.includes('agentmesh:handup:1') && c.args.includes(child.id),
+      );
+      t.ok(done >= 0, 'the child’s completion hands its parent up');
+      t.ok(
+        isScript(after(done)) && after(done)!.args.includes(waitKey('parent')),
+        'the same connection took the parent next',
+      );
+      t.equal(
+        runnerOf(p, 't1-model'),
+        runnerOf(child, 't0-model'),
+        'the parent resumed on the runner of its child',
+      );
+    }
+  },
+);

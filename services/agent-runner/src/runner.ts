@@ -5,6 +5,7 @@ import {
   connectRedis,
   DEFAULT_DRAIN_MS,
   DEFAULT_SESSION_TTL_SECONDS,
+  isRedisCluster,
   keyLayout,
   type LoadedCodeAgent,
   type Logger,
@@ -28,6 +29,7 @@ import { startAgentWorker } from './runner/agent-worker.js';
 import { buildModels } from './runner/build-models.js';
 import { CancelListener } from './runner/cancel-listener.js';
 import { drainWorkers } from './runner/drain-workers.js';
+import { defineFetchScripts } from './runner/fetch-scripts.js';
 import { startHeartbeat } from './runner/heartbeat.js';
 import { serveMetrics } from './runner/metrics-server.js';
 import { runnerReadiness } from './runner/runner-readiness.js';
@@ -123,6 +125,10 @@ export async function buildRunner(opts: RunnerOptions): Promise<Runner> {
     ]),
   );
   defineGuardedAdd(redis); // child jobs ride behind their submissions (steps/child-jobs.ts)
+  const activateInTake = opts.activateInTake ?? true;
+  // A delegation's first child is taken in its submission's write (runner/hand-off.ts).
+  const handOff = activateInTake && !isRedisCluster(redis);
+  if (handOff) defineFetchScripts(redis);
   const tools = new Map<string, ToolInfo>(catalogue.tools.map((t) => [t.name, t]));
   const ctx: RunnerContext = {
     runnerId: id,
@@ -130,6 +136,7 @@ export async function buildRunner(opts: RunnerOptions): Promise<Runner> {
     codeAgents: opts.codeAgents ?? {},
     store: new ActivationStore(redis, meshScripts(redis), keys, opts.retentionSeconds),
     queues,
+    ...(handOff ? { handOffs: new Map() } : {}),
     models,
     catalogue: () => tools,
     tools: new ToolClient(opts.toolHostUrl, opts.internalToken, dispatcher),
@@ -151,7 +158,7 @@ export async function buildRunner(opts: RunnerOptions): Promise<Runner> {
     maxRecoveries: opts.limits.maxRecoveries,
     slots: new Slots(opts.concurrency),
     inFlight: cancels.inFlight,
-    activateInTake: opts.activateInTake ?? true,
+    activateInTake,
   };
   const workers = new Map(hosted.map((name) => [name, startAgentWorker(name, ctx, settings)]));
   for (const w of workers.values()) w.on('error', (e) => opts.log.error({ err: e.message }, 'worker error'));

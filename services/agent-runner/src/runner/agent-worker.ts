@@ -8,6 +8,7 @@ import type { RunnerContext } from '../steps/runner-context.js';
 import { EarlyStarts, type JobRun } from './early-start.js';
 import { COMPLETE_COMMAND, defineFetchScripts, FETCH_COMMANDS, takeFetchHints } from './fetch-scripts.js';
 import { FinishesInCompletion } from './finish-in-completion.js';
+import { HandOff } from './hand-off.js';
 import { TakenActivations } from './take-activation.js';
 
 /** How a runner's workers take jobs: shared slots, lock settings and the activations in flight. */
@@ -109,6 +110,7 @@ export function startAgentWorker(name: string, ctx: RunnerContext, s: WorkerSett
   );
   takeFetchHints(worker);
   early.attach(worker, (jobId) => takes.has(jobId));
+  if (finishes) ctx.handOffs?.set(name, new HandOff(worker, takes, () => slots.free > 0));
   worker.on('closed', () => connection.disconnect());
   return worker;
 }

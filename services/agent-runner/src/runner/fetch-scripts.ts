@@ -24,6 +24,16 @@ const CHANGES: [from: string, to: string][] = [
   ],
 ];
 
+// The change in moveToFinished alone, where a job's completion moves its parent to the wait list:
+// no marker for a parent handed to the completing runner (finish-in-completion.ts, meshHandUp).
+const FINISHING_CHANGES: [from: string, to: string][] = [
+  [
+    'addJobInTargetList(parentWaitKey, parentMarkerKey, "RPUSH", isParentPausedOrMaxed, parentId)',
+    'addJobInTargetList(parentWaitKey, parentMarkerKey, "RPUSH",\n' +
+      '                isParentPausedOrMaxed or meshHandUp(parentQueueKey, parentId), parentId)',
+  ],
+];
+
 /**
  * BullMQ's two steps that take a job (moveToActive, and moveToFinished when it fetches the next),
  * changed in one place, where the job is taken:
@@ -37,7 +47,8 @@ const CHANGES: [from: string, to: string][] = [
  *   not reads it as no delay, BullMQ's own behaviour.
  * - the job's invocation may be activated in the same step (take-activation.ts): its reply is a
  *   fifth field of the answer, which BullMQ does not read.
- * - moveToFinished may end the finished job's invocation first (finish-in-completion.ts).
+ * - moveToFinished may end the finished job's invocation first, and leave the parent it moves on
+ *   without a marker when the completing runner takes it right behind (finish-in-completion.ts).
  * The scripts are BullMQ's own text, read from the installed package, so they stay in step with
  * its job format; a BullMQ whose text no longer holds the lines changed is refused at start.
  */
@@ -45,8 +56,9 @@ export function fetchScripts(
   scripts: readonly BullScript[] = SCRIPTS,
 ): { name: string; numberOfKeys: number; lua: string }[] {
   return scripts.map((s) => {
-    let lua = TAKE_PRELUDE + (s.name === FINISHING.name ? FINISH_PRELUDE : '') + s.content;
-    for (const [from, to] of CHANGES) {
+    const finishing = s.name === FINISHING.name;
+    let lua = TAKE_PRELUDE + (finishing ? FINISH_PRELUDE : '') + s.content;
+    for (const [from, to] of finishing ? [...CHANGES, ...FINISHING_CHANGES] : CHANGES) {
       const parts = lua.split(from);
       if (parts.length !== 2)
         throw new Error(
@@ -67,13 +79,24 @@ export const FETCH_COMMANDS: readonly string[] = SCRIPTS.map((s) => `${s.name}:$
 /** The changed step that completes a job (FINISH may run in it first: finish-in-completion.ts), and its keys. */
 export const COMPLETE_COMMAND = { name: `${FINISHING.name}:${BULLMQ_VERSION}`, keys: FINISHING.keys };
 
-/** Registers the changed steps on a worker's connection, where BullMQ then finds them defined. */
+/**
+ * The changed take under a name of the mesh's own: a hand-off's take (hand-off.ts), which no
+ * worker's wrapping of BullMQ's names (take-activation.ts) reaches.
+ */
+export const HAND_OFF_TAKE = 'mesh_handOffTake';
+
+/**
+ * Registers the changed steps on a connection (a worker's, where BullMQ then finds them defined;
+ * the store's, for a hand-off's take), and the take once more as HAND_OFF_TAKE.
+ */
 export function defineFetchScripts(client: {
   defineCommand(name: string, definition: { numberOfKeys: number; lua: string }): void;
 }): void {
   // Changed once per process, however many workers (one per hosted agent) register them.
   changed ??= fetchScripts();
   for (const s of changed) client.defineCommand(s.name, { numberOfKeys: s.numberOfKeys, lua: s.lua });
+  const take = changed[0]!;
+  client.defineCommand(HAND_OFF_TAKE, { numberOfKeys: take.numberOfKeys, lua: take.lua });
 }
 
 /** The parts of a BullMQ 6 worker that a fetch goes through (private in its types). */

@@ -1,7 +1,10 @@
 import { FINISH, FINISH_FUNCTION } from '@agentmesh/shared';
 import { FencedOutError } from '../store/activation.js';
+import type { HandOff } from './hand-off.js';
 
 const MARK = 'agentmesh:finish:1';
+/** After FINISH's arguments: the parent the completion moves on is taken by this runner right behind. */
+const HAND_UP = 'agentmesh:handup:1';
 /** FINISH did not write: the invocation had ended already. */
 const ENDED = -9003;
 /** FINISH did not write: another activation holds the invocation. */
@@ -15,8 +18,19 @@ const FINISH_KEYS = FINISH.numberOfKeys!;
  * runs before the job is completed. When FINISH does not write, the step ends there, the job
  * untouched, answering why; the runner then completes the job with BullMQ's step alone, as it
  * would have after a FINISH of its own. BullMQ reads its arguments 1–9 only.
+ *
+ * With the hand-up mark and the parent's job id after FINISH's arguments, a parent the completion
+ * moves to its wait list (BullMQ's moveParentToWait, changed in fetch-scripts.ts) gets no marker
+ * when it is the only job waiting there: the runner takes it in the step right behind (hand-off.ts),
+ * so no worker wakes for it. (Were that take never to run, the parent waits for a worker's next
+ * fetch, at most its block's timeout away.)
  */
 export const FINISH_PRELUDE = `${FINISH_FUNCTION}
+local meshHandUpId
+local function meshHandUp(queueKey, parentId)
+  return meshHandUpId == parentId and redis.call('LLEN', queueKey .. ':wait') == 0
+    and redis.call('ZCARD', queueKey .. ':prioritized') == 0
+end
 local function meshFinishFirst()
   local at
   for i = 10, #ARGV do
@@ -27,6 +41,7 @@ local function meshFinishFirst()
   local keys, argv = {}, {}
   for j = 1, ${FINISH_KEYS} do keys[j] = ARGV[at + 1 + j] end
   for j = 1, n do argv[j] = ARGV[at + ${FINISH_KEYS + 1} + j] end
+  if ARGV[at + ${FINISH_KEYS + 2} + n] == '${HAND_UP}' then meshHandUpId = ARGV[at + ${FINISH_KEYS + 3} + n] end
   if meshFinish(keys, argv) == 1 then return nil end
   local status = redis.call('HGET', keys[1], 'status')
   if status == 'succeeded' or status == 'failed' or status == 'cancelled' then return ${ENDED} end
@@ -41,8 +56,15 @@ end
 /** A step as ioredis defines it on a connection: the arguments as one list. */
 type Step = (args: unknown[]) => Promise<unknown>;
 
+/** The parent a child's completion may move on, and the worker of this runner to hand it to. */
+export interface HandUp {
+  parentId: string;
+  handOff: HandOff;
+}
+
 interface Waiting {
   args: (string | number)[];
+  handUp: HandUp | undefined;
   resolve(written: boolean): void;
   reject(e: Error): void;
 }
@@ -68,9 +90,15 @@ export class FinishesInCompletion {
       const end = this.waiting.get(jobId);
       if (!end) return send.call(client, args);
       this.waiting.delete(jobId);
+      // The parent goes to this runner when its worker can take it: the take right behind the step.
+      const up = end.handUp?.handOff.canTake() ? end.handUp : undefined;
+      const handUp = up ? [HAND_UP, up.parentId] : [];
+      const sent = send.call(client, [...args, MARK, end.args.length - FINISH_KEYS, ...end.args, ...handUp]);
+      // Right behind it on the same connection (defineFetchScripts defines the take with the step).
+      up?.handOff.queue(client, up.parentId);
       let raw: unknown;
       try {
-        raw = await send.call(client, [...args, MARK, end.args.length - FINISH_KEYS, ...end.args]);
+        raw = await sent;
       } catch (e) {
         // Not answered (a lost connection): BullMQ retries the step, the end with it.
         if (!this.waiting.has(jobId)) this.waiting.set(jobId, end);
@@ -89,9 +117,10 @@ export class FinishesInCompletion {
   /**
    * Has FINISH (`args`: its keys, then its arguments) ride in the step that completes job `jobId`;
    * resolves true when it wrote the end, false when the invocation had ended already, and rejects
-   * with FencedOutError when another activation holds it.
+   * with FencedOutError when another activation holds it. With `handUp`, the parent the step
+   * moves on is taken by that worker in the step right behind (hand-off.ts).
    */
-  defer(jobId: string, args: (string | number)[]): Promise<boolean> {
-    return new Promise((resolve, reject) => this.waiting.set(jobId, { args, resolve, reject }));
+  defer(jobId: string, args: (string | number)[], handUp?: HandUp): Promise<boolean> {
+    return new Promise((resolve, reject) => this.waiting.set(jobId, { args, handUp, resolve, reject }));
   }
 }

@@ -42,6 +42,8 @@ if type(meshTake) == 'string' and string.sub(meshTake, 1, ${MARK.length}) == '${
 else
   meshTake = nil
 end
+-- A hand-off's take for one job only (hand-off.ts): none unless that job is the next to be taken.
+if meshTake and meshTake.only and redis.call('LINDEX', KEYS[1], -1) ~= meshTake.only then return {0, 0, 0, 0} end
 local function meshKey(parts, root, id)
   local key = parts[1] .. root .. parts[2]
   if parts[3] then key = key .. id .. parts[3] end
@@ -92,6 +94,7 @@ type FetchCommand = (args: unknown[]) => Promise<unknown>;
  */
 export class TakenActivations {
   private readonly taken = new Map<string, TakenActivation>();
+  private head: string | undefined;
 
   /** Makes the `commands` (BullMQ's take steps, as fetch-scripts defines them) on `client` activate. */
   attach(client: object, commands: readonly string[], settings: TakeSettings): void {
@@ -107,21 +110,27 @@ export class TakenActivations {
       },
     };
     // The settings as JSON with the clock last, written once: each take appends the times.
-    const head = `${MARK}${JSON.stringify(fixed).slice(0, -1)},"now":"`;
+    this.head = `${MARK}${JSON.stringify(fixed).slice(0, -1)},"now":"`;
     const host = client as Record<string, FetchCommand>;
     for (const name of commands) {
       const send = host[name];
       if (typeof send !== 'function') throw new Error(`${name} is not defined on the worker's connection`);
       host[name] = async (args) => {
-        const now = Date.now();
-        const take = settings.ready()
-          ? [...args, `${head}${now}","nowIso":"${new Date(now).toISOString()}"}`]
-          : args;
-        const raw = await send.call(client, take);
+        const raw = await send.call(client, settings.ready() ? [...args, this.settings(Date.now())] : args);
         this.keep(raw);
         return raw;
       };
     }
+  }
+
+  /**
+   * The last argument that makes a take step at time `now` activate (once attached); with `only`,
+   * the step takes that job alone, and only when it is the next to be taken.
+   */
+  settings(now: number, only?: string): string {
+    if (this.head === undefined) throw new Error('the takes are not attached to a connection');
+    const one = only === undefined ? '' : `,"only":${JSON.stringify(only)}`;
+    return `${this.head}${now}","nowIso":"${new Date(now).toISOString()}"${one}}`;
   }
 
   /** Whether the take of job `jobId` activated its invocation (not yet taken by its processor). */
@@ -137,8 +146,8 @@ export class TakenActivations {
     return taken;
   }
 
-  /** Keeps the activation of the job a step took, forgetting any older one of the same job. */
-  private keep(raw: unknown): void {
+  /** Keeps the activation of the job a take step took, forgetting any older one of the same job. */
+  keep(raw: unknown): void {
     if (!Array.isArray(raw) || !raw[0] || typeof raw[1] !== 'string') return; // no job taken
     if (raw.length > 4) this.taken.set(raw[1], raw[4] as TakenActivation);
     else this.taken.delete(raw[1]);

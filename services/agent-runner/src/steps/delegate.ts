@@ -72,11 +72,22 @@ export async function submitDelegations(
     // Each job rides behind its child's submission, guarded by this activation's epoch
     // (child-jobs.ts); the jobs of calls submitted before (a replay) with the last write.
     const submitting = new Set(fresh.map((f) => f.callId));
+    const first = fresh[0]?.callId;
     const queue = (p: object, inv: string, part: { callIds: ReadonlySet<string>; last: boolean }) => {
       const mine = calls.flatMap((c, i) =>
         part.callIds.has(c.callId) || (part.last && !submitting.has(c.callId)) ? [jobs[i]!] : [],
       );
-      return queueChildJobs(p, ctx.queues, mine, activation, inv);
+      // The first child's job is taken by this runner right behind its add (runner/hand-off.ts).
+      const firstJob =
+        first !== undefined && part.callIds.has(first)
+          ? jobs[calls.findIndex((c) => c.callId === first)]
+          : undefined;
+      const handOff = firstJob ? ctx.handOffs?.get(firstJob.name) : undefined;
+      // A parent that parks frees its slot for the child right after this write.
+      const taking = handOff?.canTake(parked) ? firstJob?.opts.jobId : undefined;
+      const added = queueChildJobs(p, ctx.queues, mine, activation, inv, taking);
+      if (taking) handOff?.queue(p); // not counted: its answer goes to the worker
+      return added;
     };
     checkChildJobs(activation, await ctx.store.submitChildren(activation, fresh, { ...park, behind: queue }));
   } else {

@@ -70,7 +70,13 @@ async function activate(
   // checked right before the call, as always (DESIGN §7).
   if (activation && taken?.late) activation.prestarted = undefined;
   if (!activation) return; // gone: nothing to do
-  if (finishes) activation.finishWithJob = (step) => finishes.defer(job.id!, step);
+  if (finishes) {
+    // The parent this child's completion moves on goes to this runner, if it hosts the parent.
+    const parentId = job.parent?.id;
+    const handOff = parentId ? ctx.handOffs?.get(activation.state.parentAgent ?? '') : undefined;
+    const handUp = handOff && parentId ? { parentId, handOff } : undefined;
+    activation.finishWithJob = (step) => finishes.defer(job.id!, step, handUp);
+  }
   // Terminal already: only its session may still need the hand-off (its runner died before it).
   if (activation.epoch === 0) return settleRunnerSession(ctx, activation.state);
   const log = {

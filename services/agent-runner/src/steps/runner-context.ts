@@ -11,6 +11,7 @@ import type { Queue } from 'bullmq';
 import type { RunnerMetrics } from '../metrics.js';
 import type { ChatModel } from '../model/chat-model.js';
 import type { RemoteAgents } from '../remote/remote-agents.js';
+import type { HandOff } from '../runner/hand-off.js';
 import type { ActivationStore } from '../store/activation-store.js';
 import type { ToolClient } from '../tools/tool-client.js';
 
@@ -52,6 +53,11 @@ export interface RunnerContext {
   store: ActivationStore;
   /** The queue of every agent (children go to theirs), by agent name. */
   queues: Map<string, Queue>;
+  /**
+   * The workers of this runner that take a job right behind its add, by agent name (on one Redis
+   * server, with activation in the take): a delegation's first child is handed to its own runner.
+   */
+  handOffs?: Map<string, HandOff>;
   /** Code agents' modules (their `run`), by agent name. */
   codeAgents: Record<string, LoadedCodeAgent>;
   /** Chat models by the config's model name. */
