@@ -1,6 +1,5 @@
 import { FINISH, FINISH_FUNCTION } from '@agentmesh/shared';
 import { FencedOutError } from '../store/activation.js';
-import type { HandOff } from './hand-off.js';
 
 const MARK = 'agentmesh:finish:1';
 /** After FINISH's arguments: the parent the completion moves on is taken by this runner right behind. */
@@ -59,7 +58,8 @@ type Step = (args: unknown[]) => Promise<unknown>;
 /** The parent a child's completion may move on, and the worker of this runner to hand it to. */
 export interface HandUp {
   parentId: string;
-  handOff: HandOff;
+  /** The parent's worker's hand-off (hand-off.ts). */
+  handOff: { canTake(): boolean; queue(target: object, only?: string): void };
 }
 
 interface Waiting {
