@@ -131,7 +131,7 @@ t.test("a delegation's end wakes no gateway: only the root is published on the d
 });
 
 t.test(
-  'a child is taken right behind its add, its parent right behind its completion, by the runner that made each ready',
+  'a child is taken right behind its add (its parent parked behind), its parent right behind its completion, by the runner that made each ready',
   async (t) => {
     const mesh = await startMesh(t, { agentsYaml, script, runners: 2 });
     await mesh.invoke('parent', { prompt: 'warm up' });
@@ -165,6 +165,13 @@ t.test(
         runnerOf(child, 't0-model'),
         runnerOf(p, 't0-model'),
         'the child ran on the runner of its parent',
+      );
+      // Right behind the take, in the same write: the parent's job parks on its child.
+      const take = monitor.seen.indexOf(after(add)!);
+      t.ok(
+        isScript(after(take)) &&
+          after(take)!.args.includes(waitKey('parent').replace(/wait$/, 'waiting-children')),
+        'the parent’s job parked in the same write',
       );
       // The completion of the child's job, handing its parent up; the next step takes the parent.
       const done = monitor.seen.findIndex(

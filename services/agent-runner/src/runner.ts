@@ -35,6 +35,7 @@ import { serveMetrics } from './runner/metrics-server.js';
 import { runnerReadiness } from './runner/runner-readiness.js';
 import { Slots } from './slots.js';
 import { defineGuardedAdd } from './steps/child-jobs.js';
+import { defineGuardedPark } from './steps/park-job.js';
 import { type RunnerContext, type RunnerLimitsOptions, withDefaultLimits } from './steps/runner-context.js';
 import { ActivationStore } from './store/activation-store.js';
 import { ToolClient } from './tools/tool-client.js';
@@ -125,6 +126,7 @@ export async function buildRunner(opts: RunnerOptions): Promise<Runner> {
     ]),
   );
   defineGuardedAdd(redis); // child jobs ride behind their submissions (steps/child-jobs.ts)
+  defineGuardedPark(redis); // and the parent's job parks in the same write (steps/park-job.ts)
   const activateInTake = opts.activateInTake ?? true;
   // A delegation's first child is taken in its submission's write (runner/hand-off.ts).
   const handOff = activateInTake && !isRedisCluster(redis);

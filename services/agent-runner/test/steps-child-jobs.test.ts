@@ -1,14 +1,16 @@
 // A child's job rides in the pipeline that creates the child, behind BullMQ's own add step guarded
 // by the parent's epoch: it is the job BullMQ would add, linked to the parent's job, and an
 // activation fenced out (another took the parent over) adds none. Of several children, the first
-// and its job go out in a write of their own, ahead of the rest and the park.
+// and its job go out in a write of their own, ahead of the rest and the park. The parent's job
+// parks in the last write (park-job.ts): waiting for its children, guarded by the epoch as well.
 import { type CallRecord, childId, keyLayout, meshScripts } from '@agentmesh/shared';
 import { startRedis } from '@agentmesh/test-support/redis-server';
 import { createRootInvocation } from '@agentmesh/test-support/root-invocation';
-import { Queue } from 'bullmq';
+import { Queue, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import t, { type Test } from 'tap';
 import { checkChildJobs, childJobs, defineGuardedAdd, queueChildJobs } from '../src/steps/child-jobs.js';
+import { defineGuardedPark, queueParkJob } from '../src/steps/park-job.js';
 import { type Activation, ActivationStore, FencedOutError } from '../src/store/activation-store.js';
 
 const keys = keyLayout('childjobs');
@@ -19,6 +21,7 @@ async function setup(t: Test) {
   const redis = new Redis(server.url, { maxRetriesPerRequest: null });
   const scripts = meshScripts(redis);
   defineGuardedAdd(redis);
+  defineGuardedPark(redis);
   const store = new ActivationStore(redis, scripts, keys, 3600);
   const queues = new Map(
     ['boss', 'helper'].map((name) => [name, new Queue(name, { connection: redis, prefix: keys.bullPrefix })]),
@@ -157,3 +160,36 @@ t.test(
     t.equal(await redis.hget(keys.invocation(id, id), 'status'), 'waiting', 'parked in the last write');
   },
 );
+
+t.test("the parent's job parks in the submission's last write, behind its children's jobs", async (t) => {
+  const { redis, queues, id, parentJob, activate, jobsOf } = await setup(t);
+  // The parent's job taken as a worker takes it: held with a token.
+  const worker = new Worker('boss', null, { connection: redis, prefix: keys.bullPrefix });
+  t.teardown(() => worker.close());
+  const held = (await worker.getNextJob('tok-1', { block: false }))!;
+  t.equal(held.id, parentJob.id);
+  const inv = keys.invocation(id, id);
+  /** A write of the steps `queue` puts on it, with the park last; the park's answer. */
+  const write = async (a: Activation, token: string, queue: (p: object) => void = () => undefined) => {
+    const p = redis.pipeline();
+    queue(p);
+    const parked = queueParkJob(p, held, token, a, inv);
+    await p.exec();
+    return parked;
+  };
+  const stale = await activate();
+  const a = await activate(); // `stale` is fenced out
+  await t.rejects(write(stale, 'tok-1'), FencedOutError, 'a fenced-out activation parks nothing');
+  t.equal(await held.getState(), 'active');
+  t.equal(await write(a, 'tok-1'), false, 'no child pending: the job stays active');
+  t.equal(await held.getState(), 'active');
+  await t.rejects(
+    write(a, 'tok-2', (p) => queueChildJobs(p, queues, jobsOf(a), a, inv)),
+    /lock/i,
+    'a job whose lock is not the token’s is not moved (BullMQ’s own error)',
+  );
+  t.equal(await held.getState(), 'active');
+  t.equal(await write(a, 'tok-1'), true, 'behind its child’s job: it waits for it');
+  t.equal(await held.getState(), 'waiting-children');
+  t.equal(await redis.exists(`${keys.bullPrefix}:boss:${held.id}:lock`), 0, 'its lock released');
+});

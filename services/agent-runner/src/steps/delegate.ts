@@ -11,6 +11,7 @@ import { agentLabel } from '../metrics.js';
 import type { Activation, ChildSubmission } from '../store/activation-store.js';
 import { checkChildInput } from './check-child-input.js';
 import { addChildJobs, checkChildJobs, childJobs, queueChildJobs } from './child-jobs.js';
+import { queueParkJob } from './park-job.js';
 import type { RunnerContext } from './runner-context.js';
 
 /** A sub-agent call to submit; a code agent's carries the memory writes committed before it. */
@@ -23,16 +24,17 @@ type Delegation = Extract<PlannedCall, { args: Record<string, unknown> }> & {
  * before the parent parks. Ids are deterministic, so a re-run after a crash submits nothing twice
  * (BullMQ treats a known job id as a no-op and re-links it to the parent). With `park` (nothing
  * else runs in this turn), the parent is marked `waiting` in the round trip that creates the
- * children, naming `resumeCall` as the model call it resumes with; returns true when it was.
+ * children, naming `resumeCall` as the model call it resumes with — and on one Redis server, given
+ * the job's `token`, its job moves to wait for the children in that round trip too (park-job.ts).
  */
 export async function submitDelegations(
   ctx: RunnerContext,
   job: Job,
   activation: Activation,
   calls: Delegation[],
-  opts: { park?: boolean; resumeCall?: string } = {},
-): Promise<boolean> {
-  if (calls.length === 0) return false;
+  opts: { park?: boolean; resumeCall?: string; token?: string } = {},
+): Promise<Submitted> {
+  if (calls.length === 0) return { parked: false };
   const s = activation.state;
   const fresh: ChildSubmission[] = [];
   for (const c of calls) {
@@ -68,6 +70,7 @@ export async function submitDelegations(
   const parked = fresh.length > 0 && opts.park === true;
   const park = { park: parked, ...(parked && opts.resumeCall ? { resumeCall: opts.resumeCall } : {}) };
   const jobs = childJobs(job, activation, calls, ctx.retentionSeconds);
+  let jobParked: boolean | undefined;
   if (ctx.store.oneServer) {
     // Each job rides behind its child's submission, guarded by this activation's epoch
     // (child-jobs.ts); the jobs of calls submitted before (a replay) with the last write.
@@ -87,9 +90,14 @@ export async function submitDelegations(
       const taking = handOff?.canTake(parked) ? firstJob?.opts.jobId : undefined;
       const added = queueChildJobs(p, ctx.queues, mine, activation, inv, taking);
       if (taking) handOff?.queue(p); // not counted: its answer goes to the worker
+      // Last, behind every job: the parent's job waits for them (not counted: answered apart).
+      if (part.last && parked && opts.token !== undefined)
+        jobPark = queueParkJob(p, job, opts.token, activation, inv);
       return added;
     };
+    let jobPark: Promise<boolean> | undefined;
     checkChildJobs(activation, await ctx.store.submitChildren(activation, fresh, { ...park, behind: queue }));
+    if (jobPark) jobParked = await jobPark;
   } else {
     // On a cluster the queues live apart from the tree: each job once its child exists.
     if (fresh.length > 0) await ctx.store.submitChildren(activation, fresh, park);
@@ -102,24 +110,34 @@ export async function submitDelegations(
       subagent: agentLabel(ctx.plan, f.agent),
       outcome: 'started',
     });
-  return parked;
+  return { parked, ...(jobParked === undefined ? {} : { jobParked }) };
 }
 
 /**
- * Parks a parent on its children: `waiting` is recorded (unless `parked` says it was, with the
- * submissions), then the job moves to waiting-children and its worker slot is released
- * (WaitingChildrenError). When every child finished meanwhile, it stays `running`, takes over the
- * outcome of any child lost at the queue level, and goes on at once.
+ * How a submission left its parent: `parked` when it was marked `waiting` with the submissions;
+ * `jobParked` when its job was moved on to wait for its children too — BullMQ's answer: true when
+ * it waits, false when no child was pending any more.
+ */
+export interface Submitted {
+  parked: boolean;
+  jobParked?: boolean;
+}
+
+/**
+ * Parks a parent on its children: `waiting` is recorded (unless `submitted` says it was, with the
+ * submissions), then the job moves to waiting-children (unless it was, likewise) and its worker
+ * slot is released (WaitingChildrenError). When every child finished meanwhile, it stays
+ * `running`, takes over the outcome of any child lost at the queue level, and goes on at once.
  */
 export async function parkOnChildren(
   ctx: RunnerContext,
   activation: Activation,
   job: Job,
   token: string,
-  parked = false,
+  submitted: Submitted = { parked: false },
 ): Promise<void> {
-  if (!parked) await ctx.store.park(activation);
-  if (await job.moveToWaitingChildren(token)) throw new WaitingChildrenError();
+  if (!submitted.parked) await ctx.store.park(activation);
+  if (submitted.jobParked ?? (await job.moveToWaitingChildren(token))) throw new WaitingChildrenError();
   await ctx.store.unpark(activation);
   await failLostChildren(ctx, activation);
 }

@@ -47,9 +47,10 @@ export async function runReactAgent(run: AgentRun): Promise<void> {
     // A turn of delegations only parks in the round trip that submits them.
     // Resumed once they all finished, it goes on with the next turn's model call (see ACTIVATE).
     const next = step.turn + 1 < agent.maxIterations ? modelCallId(step.turn + 1) : undefined;
-    const parked = await submitDelegations(ctx, job, activation, delegations, {
+    const submitted = await submitDelegations(ctx, job, activation, delegations, {
       park: delegations.length === step.calls.length,
       ...(next ? { resumeCall: next } : {}),
+      token,
     });
     await recordFailedCalls(ctx, activation, step.calls);
     await runTools(
@@ -58,7 +59,7 @@ export async function runReactAgent(run: AgentRun): Promise<void> {
       runnable.filter((c) => c.kind === 'tool'),
       signal,
     );
-    if (delegations.length > 0) await parkOnChildren(ctx, activation, job, token, parked);
+    if (delegations.length > 0) await parkOnChildren(ctx, activation, job, token, submitted);
     if (waiting) await parkOnApproval(ctx, activation, job, token);
   }
 }
