@@ -1,9 +1,12 @@
 import { keyLayout, queueName } from '@agentmesh/shared';
+import { freePort } from '@agentmesh/test-support/redis-server';
 import { waitUntil } from '@agentmesh/test-support/wait-until';
 import type { BenchContext } from '../support/bench-context.js';
 import { type Figure, figure } from '../support/figure.js';
+import { inspectProcess } from '../support/inspector-gc.js';
 import { rssMb } from '../support/rss-mb.js';
 import { round } from '../support/spread.js';
+import { stopOnExit } from '../support/stop-on-exit.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const CLIENTS = 32;
@@ -13,11 +16,19 @@ const CLIENTS = 32;
  * the parent: its RSS before, halfway and after, and Redis `used_memory` growth per parked
  * invocation (the parent, its call records and its queued child job). A fresh runner's heap grows
  * for its first few thousand runs whatever they are, so "flat" is judged on the second half: memory
- * kept per parked parent shows up there as growth.
+ * kept per parked parent shows up there as growth. Each reading follows a full garbage collection in
+ * the runner (through its inspector): read at any other moment, its RSS moves by tens of MiB with the
+ * collector's timing, which said "not flat" of a runner that keeps nothing.
  */
 export async function parkedParentsFigures(ctx: BenchContext): Promise<Figure[]> {
   const n = ctx.opts.parked;
-  await ctx.mesh.setRunners(1, { RUNNER_AGENTS: 'pparent' });
+  const inspectPort = await freePort();
+  await ctx.mesh.setRunners(1, {
+    RUNNER_AGENTS: 'pparent',
+    NODE_OPTIONS: `--inspect=127.0.0.1:${inspectPort}`,
+  });
+  const inspected = await inspectProcess(inspectPort);
+  stopOnExit.add(() => inspected.close());
   await ctx.model.setLatency(0);
   const parkedKey = `${keyLayout('mesh').bullPrefix}:${queueName('pparent')}:waiting-children`;
   const parked = () => ctx.mesh.redis.zcard(parkedKey);
@@ -44,7 +55,11 @@ export async function parkedParentsFigures(ctx: BenchContext): Promise<Figure[]>
   );
   await sleep(1000);
   const runner = ctx.mesh.runners[0]!;
-  const before = { rss: rssMb(runner.pid), redis: await usedMemory(ctx) };
+  const memory = async () => {
+    await inspected.collectGarbage();
+    return { rss: rssMb(runner.pid), heap: await inspected.heapUsedMb() };
+  };
+  const before = { ...(await memory()), redis: await usedMemory(ctx) };
   const base = await parked();
   const park = async (count: number, total: number) => {
     await startMany(count);
@@ -54,11 +69,13 @@ export async function parkedParentsFigures(ctx: BenchContext): Promise<Figure[]>
       () => `${total} parents to park`,
     );
     await sleep(2000);
-    return rssMb(runner.pid);
+    return memory();
   };
   const half = Math.floor(n / 2);
-  const rssHalf = await park(half, half);
-  const after = { rss: await park(n - half, n), redis: await usedMemory(ctx) };
+  const atHalf = await park(half, half);
+  const rssHalf = atHalf.rss;
+  const after = { ...(await park(n - half, n)), redis: await usedMemory(ctx) };
+  inspected.close();
   const secondHalf = after.rss - rssHalf;
   const one = (x: number) => ({ p10: round(x), p50: round(x), p90: round(x) });
   return [
@@ -71,6 +88,11 @@ export async function parkedParentsFigures(ctx: BenchContext): Promise<Figure[]>
         rssHalf: round(rssHalf),
         rssAfter: round(after.rss),
         kibPerParkedSecondHalf: round((secondHalf * 1024) / Math.max(1, n - half)),
+        heapBefore: round(before.heap),
+        heapHalf: round(atHalf.heap),
+        heapAfter: round(after.heap),
+        heapKibPerParkedSecondHalf: round(((after.heap - atHalf.heap) * 1024) / Math.max(1, n - half)),
+        measured: 'after a full garbage collection in the runner',
       },
     }),
     figure('parked_redis_bytes_per_invocation', 'bytes', one((after.redis - before.redis) / n), {
