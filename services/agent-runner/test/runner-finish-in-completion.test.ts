@@ -10,10 +10,11 @@ import { waitUntil } from '@agentmesh/test-support/wait-until';
 import { Queue, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import t, { type Test } from 'tap';
-import { COMPLETE_COMMAND, defineFetchScripts, FETCH_COMMANDS } from '../src/runner/fetch-scripts.js';
+import { COMPLETE_COMMAND } from '../src/runner/fetch-scripts.js';
 import { FinishesInCompletion } from '../src/runner/finish-in-completion.js';
-import { type TakenActivation, TakenActivations } from '../src/runner/take-activation.js';
+import type { TakenActivation } from '../src/runner/take-activation.js';
 import { ActivationStore, FencedOutError } from '../src/store/activation-store.js';
+import { takingConnection } from './support/taking-connection.js';
 
 const server = await startRedis();
 t.teardown(() => server.stop());
@@ -34,16 +35,7 @@ async function endWithJob(t: Test, before: Before) {
   const id = `inv_${String(++n).padStart(32, '0')}`;
   await createRootInvocation(scripts, keys, id);
   const prefix = `{f${n}}`;
-  const connection = new Redis(server.url, { maxRetriesPerRequest: null });
-  defineFetchScripts(connection);
-  const takes = new TakenActivations();
-  takes.attach(connection, FETCH_COMMANDS, {
-    agent: 'solo',
-    runner: 'r1',
-    keys,
-    react: undefined,
-    ready: () => true,
-  });
+  const { connection, takes } = takingConnection(server.url, 'solo', { keys });
   const finishes = new FinishesInCompletion();
   finishes.attach(connection, COMPLETE_COMMAND.name, COMPLETE_COMMAND.keys);
   let answer: Promise<boolean> | undefined;

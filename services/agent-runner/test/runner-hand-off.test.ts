@@ -12,17 +12,12 @@ import { waitUntil } from '@agentmesh/test-support/wait-until';
 import { FlowProducer, type Job, Queue, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import t, { type Test } from 'tap';
-import {
-  COMPLETE_COMMAND,
-  defineFetchScripts,
-  FETCH_COMMANDS,
-  takeFetchHints,
-} from '../src/runner/fetch-scripts.js';
+import { COMPLETE_COMMAND, defineFetchScripts, takeFetchHints } from '../src/runner/fetch-scripts.js';
 import { FinishesInCompletion } from '../src/runner/finish-in-completion.js';
 import { HandOff } from '../src/runner/hand-off.js';
-import { TakenActivations } from '../src/runner/take-activation.js';
 import { type ChildJob, defineGuardedAdd, queueChildJobs } from '../src/steps/child-jobs.js';
 import { type Activation, ActivationStore } from '../src/store/activation-store.js';
+import { takingConnection } from './support/taking-connection.js';
 
 const server = await startRedis();
 t.teardown(() => server.stop());
@@ -48,16 +43,7 @@ async function setup(t: Test, opts: { concurrency?: number; ready?: () => boolea
   const store = new Redis(server.url, { maxRetriesPerRequest: null });
   defineGuardedAdd(store);
   defineFetchScripts(store);
-  const connection = new Redis(server.url, { maxRetriesPerRequest: null });
-  defineFetchScripts(connection);
-  const takes = new TakenActivations();
-  takes.attach(connection, FETCH_COMMANDS, {
-    agent: 'helper',
-    runner: 'r1',
-    keys,
-    react: undefined,
-    ready: () => true,
-  });
+  const { connection, takes } = takingConnection(server.url, 'helper', { keys });
   const queues = new Map(['boss', 'helper'].map((q) => [q, new Queue(q, { connection: store, prefix })]));
   const seen: { id: string; token: string; blocking: boolean }[] = [];
   const hold = new Map<string, ReturnType<typeof gate>>();
@@ -216,16 +202,7 @@ t.test('a child’s completion hands the parent it moves on to the runner, with 
   await createRootInvocation(scripts, keys, childInv);
   /** A worker of `agent` on a connection of its own, as a runner builds it. */
   const build = (agent: string, processor: (job: Job, token?: string) => Promise<void>) => {
-    const connection = new Redis(server.url, { maxRetriesPerRequest: null });
-    defineFetchScripts(connection);
-    const takes = new TakenActivations();
-    takes.attach(connection, FETCH_COMMANDS, {
-      agent,
-      runner: 'r1',
-      keys,
-      react: undefined,
-      ready: () => true,
-    });
+    const { connection, takes } = takingConnection(server.url, agent, { keys });
     const worker = new Worker(agent, processor, { connection, prefix, drainDelay: 10, autorun: false });
     takeFetchHints(worker);
     worker.on('closed', () => connection.disconnect());

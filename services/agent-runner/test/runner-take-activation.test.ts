@@ -10,9 +10,9 @@ import { waitUntil } from '@agentmesh/test-support/wait-until';
 import { Queue, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import t, { type Test } from 'tap';
-import { defineFetchScripts, FETCH_COMMANDS } from '../src/runner/fetch-scripts.js';
 import { type TakenActivation, TakenActivations } from '../src/runner/take-activation.js';
 import { ActivationStore } from '../src/store/activation-store.js';
+import { takingConnection } from './support/taking-connection.js';
 
 const server = await startRedis();
 t.teardown(() => server.stop());
@@ -40,16 +40,7 @@ const job = (id: string, data: Record<string, unknown> = {}) => ({
 /** A worker of `solo`'s queue as a runner builds it; each job's taken activation, by job id. */
 async function worker(t: Test, opts: { ready?: () => boolean; concurrency?: number; holdMs?: number } = {}) {
   const prefix = `{q${++n}}`;
-  const connection = new Redis(server.url, { maxRetriesPerRequest: null });
-  defineFetchScripts(connection);
-  const takes = new TakenActivations();
-  takes.attach(connection, FETCH_COMMANDS, {
-    agent: 'solo',
-    runner: 'r1',
-    keys,
-    react,
-    ready: opts.ready ?? (() => true),
-  });
+  const { connection, takes } = takingConnection(server.url, 'solo', { keys, react, ready: opts.ready });
   const taken = new Map<string, TakenActivation | undefined>();
   const queue = new Queue('agent-solo', { connection: redis, prefix });
   const w = new Worker(
