@@ -29,7 +29,7 @@ import { startAgentWorker } from './runner/agent-worker.js';
 import { buildModels } from './runner/build-models.js';
 import { CancelListener } from './runner/cancel-listener.js';
 import { drainWorkers } from './runner/drain-workers.js';
-import { defineFetchScripts } from './runner/fetch-scripts.js';
+import { defineHandOffTake } from './runner/fetch-scripts.js';
 import { startHeartbeat } from './runner/heartbeat.js';
 import { serveMetrics } from './runner/metrics-server.js';
 import { runnerReadiness } from './runner/runner-readiness.js';
@@ -130,7 +130,7 @@ export async function buildRunner(opts: RunnerOptions): Promise<Runner> {
   const activateInTake = opts.activateInTake ?? true;
   // A delegation's first child is taken in its submission's write (runner/hand-off.ts).
   const handOff = activateInTake && !isRedisCluster(redis);
-  if (handOff) defineFetchScripts(redis);
+  if (handOff) defineHandOffTake(redis);
   const tools = new Map<string, ToolInfo>(catalogue.tools.map((t) => [t.name, t]));
   const ctx: RunnerContext = {
     runnerId: id,

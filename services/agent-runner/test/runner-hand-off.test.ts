@@ -12,7 +12,7 @@ import { waitUntil } from '@agentmesh/test-support/wait-until';
 import { FlowProducer, type Job, Queue, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import t, { type Test } from 'tap';
-import { COMPLETE_COMMAND, defineFetchScripts, takeFetchHints } from '../src/runner/fetch-scripts.js';
+import { COMPLETE_COMMAND, defineHandOffTake, takeFetchHints } from '../src/runner/fetch-scripts.js';
 import { FinishesInCompletion } from '../src/runner/finish-in-completion.js';
 import { HandOff } from '../src/runner/hand-off.js';
 import { type ChildJob, defineGuardedAdd, queueChildJobs } from '../src/steps/child-jobs.js';
@@ -42,7 +42,7 @@ async function setup(t: Test, opts: { concurrency?: number; ready?: () => boolea
   const prefix = `{h${++n}}`;
   const store = new Redis(server.url, { maxRetriesPerRequest: null });
   defineGuardedAdd(store);
-  defineFetchScripts(store);
+  defineHandOffTake(store);
   const { connection, takes } = takingConnection(server.url, 'helper', { keys });
   const queues = new Map(['boss', 'helper'].map((q) => [q, new Queue(q, { connection: store, prefix })]));
   const seen: { id: string; token: string; blocking: boolean }[] = [];

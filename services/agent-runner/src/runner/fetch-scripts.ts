@@ -86,8 +86,8 @@ export const COMPLETE_COMMAND = { name: `${FINISHING.name}:${BULLMQ_VERSION}`, k
 export const HAND_OFF_TAKE = 'mesh_handOffTake';
 
 /**
- * Registers the changed steps on a connection (a worker's, where BullMQ then finds them defined;
- * the store's, for a hand-off's take), and the take once more as HAND_OFF_TAKE.
+ * Registers the changed steps on a worker's connection, where BullMQ then finds them defined, and
+ * the take once more as HAND_OFF_TAKE.
  */
 export function defineFetchScripts(client: {
   defineCommand(name: string, definition: { numberOfKeys: number; lua: string }): void;
@@ -95,6 +95,14 @@ export function defineFetchScripts(client: {
   // Changed once per process, however many workers (one per hosted agent) register them.
   changed ??= fetchScripts();
   for (const s of changed) client.defineCommand(s.name, { numberOfKeys: s.numberOfKeys, lua: s.lua });
+  defineHandOffTake(client);
+}
+
+/** Registers HAND_OFF_TAKE alone (the store's connection needs no more of BullMQ's steps). */
+export function defineHandOffTake(client: {
+  defineCommand(name: string, definition: { numberOfKeys: number; lua: string }): void;
+}): void {
+  changed ??= fetchScripts();
   const take = changed[0]!;
   client.defineCommand(HAND_OFF_TAKE, { numberOfKeys: take.numberOfKeys, lua: take.lua });
 }

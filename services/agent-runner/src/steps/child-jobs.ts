@@ -60,8 +60,8 @@ export async function addChildJobs(queues: Map<string, Queue>, jobs: ChildJob[])
 
 const ADD = bullmqScript('addStandardJob', 9);
 
-/** The guarded add's answer when the parent's activation no longer holds the parent. */
-const FENCED = -9001;
+/** A guarded step's answer (the add's, the park's: park-job.ts) when the parent's activation no longer holds the parent. */
+export const FENCED = -9001;
 const COMMAND = 'mesh_addChildJob';
 
 /**

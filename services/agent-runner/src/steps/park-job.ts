@@ -1,11 +1,10 @@
 import type { Job } from 'bullmq';
 import { bullmqScript } from '../runner/bullmq-script.js';
 import { type Activation, FencedOutError } from '../store/activation-store.js';
+import { FENCED } from './child-jobs.js';
 
 const PARK = bullmqScript('moveToWaitingChildren', 7);
 
-/** The guarded park's answer when the parent's activation no longer holds the parent. */
-const FENCED = -9001;
 const COMMAND = 'mesh_parkJob';
 
 /**
