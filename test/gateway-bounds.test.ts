@@ -20,7 +20,11 @@ const mesh = await startMesh(t, {
   chat: {description: Chats., instructions: "@agent chat"}
   coder: {module: '${codeAgent}'}
 `,
-  script: () => ({ final: 'ok' }),
+  // A prompt asking for it is answered late: that invocation is still in progress when ?wait=0 answers.
+  script: (r) => ({
+    final: 'ok',
+    ...(JSON.stringify(r.messages).includes('late') ? { latencyMs: 500 } : {}),
+  }),
 });
 const keys = keyLayout(mesh.prefix);
 /** Every key of the test's Redis that belongs to an invocation tree. */
@@ -168,7 +172,7 @@ t.test('a new invocation expires unless it ends, and the recent set is trimmed a
   const retention = 3600;
   const stale = newRootId();
   await mesh.client.zadd(keys.recent(), String(Date.now() - retention * 1000 - 60_000), stale);
-  const res = await mesh.invoke('chat', { prompt: 'hi' }, 'wait=0&timeout=120');
+  const res = await mesh.invoke('chat', { prompt: 'late' }, 'wait=0&timeout=120');
   const id = res.json.id as string;
   t.equal(res.status, 202);
   const ttl = await mesh.client.ttl(keys.invocation(id, id));
