@@ -11,11 +11,14 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
  * Two runners; an invocation whose first model call is slow is started, the runner holding it is
  * SIGKILLed mid-call, and the time from the kill until it succeeded elsewhere is the figure (the
  * re-issued model call answers at once, so all of it is recovery). A new runner replaces the dead one.
+ * The kill waits for the call to reach the fake model, not only for its record: a call killed on
+ * its way would reach the model first when re-issued, and be answered slowly then.
  */
 export async function recoveryFigure(ctx: BenchContext): Promise<Figure[]> {
   await ctx.mesh.setRunners(2);
   const extra: number[] = [];
   for (let k = 0; k < ctx.opts.recoveries; k++) {
+    await ctx.model.startTrace();
     const res = await fetch(`${ctx.mesh.gatewayUrl}/agents/slow/invoke?wait=0`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
@@ -32,6 +35,12 @@ export async function recoveryFigure(ctx: BenchContext): Promise<Figure[]> {
       RECOVERY_CALL_MS,
       () => `a runner to start ${id}'s model call`,
     );
+    await waitUntil(
+      async () => (await ctx.model.peekTrace()).some((a) => a.agent === 'slow'),
+      RECOVERY_CALL_MS,
+      () => `${id}'s model call to reach the model`,
+    );
+    await ctx.model.stopTrace();
     const killedAt = performance.now();
     await ctx.mesh.killRunner(runnerPid(holder));
     for (;;) {

@@ -1,7 +1,7 @@
 // The fake model as its own process, so neither the SDK's CPU nor the mesh's counts it. The parent
 // sets the latency over IPC (`{latencyMs}` → `{ok}`), and may have it note when each request
-// arrives (`{trace: true}` → `{ok}`, then `{trace: false}` → `{arrivals}`); the process ends when
-// the parent goes away.
+// arrives (`{trace: true}` → `{ok}`, `{peek: true}` → `{arrivals}` so far, then `{trace: false}` →
+// `{arrivals}`); the process ends when the parent goes away.
 import { startFakeModel, turnOf } from '@agentmesh/test-support/fake-model';
 import { benchScript } from './bench-script.js';
 import { type Arrival, monotonicMs } from './model-arrivals.js';
@@ -15,7 +15,11 @@ const model = await startFakeModel((r) => {
   arrivals?.push({ agent: r.agent, turn: turnOf(r), at: monotonicMs() });
   return script(r);
 });
-process.on('message', (m: { latencyMs: number } | { trace: boolean }) => {
+process.on('message', (m: { latencyMs: number } | { trace: boolean } | { peek: true }) => {
+  if ('peek' in m) {
+    process.send!({ arrivals: arrivals ?? [] });
+    return;
+  }
   if ('trace' in m) {
     process.send!(m.trace ? { ok: true } : { arrivals: arrivals ?? [] });
     arrivals = m.trace ? [] : undefined;

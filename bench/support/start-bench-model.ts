@@ -9,6 +9,8 @@ export interface BenchModel {
   setLatency(ms: number): Promise<void>;
   /** Notes when each request arrives from now on (see model-arrivals.ts). */
   startTrace(): Promise<void>;
+  /** The requests that arrived since startTrace, in order; goes on noting. */
+  peekTrace(): Promise<Arrival[]>;
   /** The requests that arrived since startTrace, in order; stops noting. */
   stopTrace(): Promise<Arrival[]>;
 }
@@ -45,6 +47,11 @@ export async function startBenchModel(depth: number): Promise<BenchModel> {
       const ack = next();
       child.send({ trace: true });
       await ack;
+    },
+    peekTrace: async () => {
+      const reply = next();
+      child.send({ peek: true });
+      return ((await reply) as { arrivals: Arrival[] }).arrivals;
     },
     stopTrace: async () => {
       const reply = next();
