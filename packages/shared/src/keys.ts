@@ -35,6 +35,10 @@ export interface KeyLayout {
   approvalIndex(owner: string | undefined): string;
   /** Sorted set per agent: live runners, score = heartbeat expiry (ms). */
   agentRunners(agent: string): string;
+  /** Sorted set: every live runner of the mesh, score = heartbeat expiry (ms); the gone-runner watch reads it. */
+  runners(): string;
+  /** Hash with TTL: the runner that watches for runners whose connections closed (`holder`), and when it renewed. */
+  goneRunnerLease(): string;
   /** Channel: a root invocation reached a terminal state (message = invocation id). */
   doneChannel(): string;
   /** Channel: cancel an invocation subtree (message = invocation id). */
@@ -85,6 +89,8 @@ export function keyLayout(prefix = 'mesh'): KeyLayout {
     catalogue: () => `${prefix}:{catalogue}`,
     catalogueChannel: () => `${prefix}:catalogue-changed`,
     agentRunners: (agent) => `${prefix}:{runners:${agent}}`,
+    runners: () => `${prefix}:{runners}`,
+    goneRunnerLease: () => `${prefix}:{gone-runner-lease}`,
     approvalIndex: (owner) => `${prefix}:{approvals:${owner ?? 'anyone'}}:pending`,
     doneChannel: () => `${prefix}:done`,
     cancelChannel: () => `${prefix}:cancel`,

@@ -85,6 +85,11 @@ export function runnerMetrics() {
       labelNames: ['agent'],
       registers: [registry],
     }),
+    reclaimedJobs: new Counter({
+      name: 'mesh_reclaimed_jobs_total',
+      help: 'Jobs this runner moved back to their queues because the runner holding them had no Redis connection left.',
+      registers: [registry],
+    }),
   };
 }
 

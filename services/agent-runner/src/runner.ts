@@ -25,11 +25,12 @@ import { Agent } from 'undici';
 import { type RunnerMetrics, runnerMetrics } from './metrics.js';
 import type { ChatModel } from './model/chat-model.js';
 import { RemoteAgents } from './remote/remote-agents.js';
-import { startAgentWorker } from './runner/agent-worker.js';
+import { stalledCheckSettings, startAgentWorker } from './runner/agent-worker.js';
 import { buildModels } from './runner/build-models.js';
 import { CancelListener } from './runner/cancel-listener.js';
 import { drainWorkers } from './runner/drain-workers.js';
 import { defineHandOffTake } from './runner/fetch-scripts.js';
+import { GoneRunnerWatch, runnerClientName } from './runner/gone-runners.js';
 import { startHeartbeat } from './runner/heartbeat.js';
 import { serveMetrics } from './runner/metrics-server.js';
 import { runnerReadiness } from './runner/runner-readiness.js';
@@ -91,9 +92,11 @@ export interface Runner {
 export async function buildRunner(opts: RunnerOptions): Promise<Runner> {
   const keys = keyLayout(opts.prefix);
   const target = { url: opts.redisUrl, clusterNodes: opts.redisClusterNodes };
-  const redis = connectRedis(target, { maxRetriesPerRequest: null });
-  redis.on('error', (e: Error) => opts.log.warn({ err: e.message }, 'redis connection error'));
   const id = `${os.hostname()}-${process.pid}-${Math.random().toString(36).slice(2, 8)}`;
+  // Every command connection bears the runner's name: one left open says the runner lives (gone-runners.ts).
+  const connectionName = runnerClientName(keys, id);
+  const redis = connectRedis(target, { maxRetriesPerRequest: null, connectionName });
+  redis.on('error', (e: Error) => opts.log.warn({ err: e.message }, 'redis connection error'));
   const catalogue = await waitForCatalogue(redis, keys, {
     onWait: () => opts.log.info({}, 'waiting for the tool-host to publish its catalogue'),
   });
@@ -117,7 +120,7 @@ export async function buildRunner(opts: RunnerOptions): Promise<Runner> {
   // The queues have a connection of their own: BullMQ defines its fifty-odd steps on the one it is
   // given, and ioredis copies every step defined on a connection into each of its pipelines, so the
   // store's pipelines (a delegation's submission) stay cheap on a connection with the mesh's only.
-  const queueRedis = connectRedis(target, { maxRetriesPerRequest: null });
+  const queueRedis = connectRedis(target, { maxRetriesPerRequest: null, connectionName });
   queueRedis.on('error', (e: Error) => opts.log.warn({ err: e.message }, 'redis connection error'));
   const queues = new Map(
     Object.keys(plan.agents).map((name) => [
@@ -161,10 +164,25 @@ export async function buildRunner(opts: RunnerOptions): Promise<Runner> {
     slots: new Slots(opts.concurrency),
     inFlight: cancels.inFlight,
     activateInTake,
+    connectionName,
   };
   const workers = new Map(hosted.map((name) => [name, startAgentWorker(name, ctx, settings)]));
   for (const w of workers.values()) w.on('error', (e) => opts.log.error({ err: e.message }, 'worker error'));
   const heartbeat = await startHeartbeat(redis, keys, hosted, id, opts.log);
+  // A runner that dies has its jobs moved on within about a second, not when their locks lapse.
+  const goneRunners = isRedisCluster(redis)
+    ? undefined
+    : new GoneRunnerWatch({
+        redis: target,
+        keys,
+        runnerId: id,
+        queues,
+        stalled: stalledCheckSettings(settings),
+        settleMs: 3000,
+        log: opts.log,
+        onReclaimed: (jobs) => metrics.reclaimedJobs.inc(jobs),
+      });
+  goneRunners?.start();
   const stopWatchdog = startWatchdog(
     redis,
     hosted.map((name) => queues.get(name)!),
@@ -203,13 +221,19 @@ export async function buildRunner(opts: RunnerOptions): Promise<Runner> {
   async function closeOnce(): Promise<void> {
     heartbeat.stop();
     stopWatchdog();
-    if (!(await drainWorkers([...workers.values()], cancels.inFlight, opts.drainMs ?? DEFAULT_DRAIN_MS))) {
+    await goneRunners?.stop();
+    const drained = await drainWorkers(
+      [...workers.values()],
+      cancels.inFlight,
+      opts.drainMs ?? DEFAULT_DRAIN_MS,
+    );
+    if (!drained) {
       opts.log.warn(
         { runner: id },
-        'workers did not close after the drain; jobs in hand go to the stall detector',
+        'workers did not close after the drain; jobs in hand go back to their queues once this runner has exited',
       );
     }
-    await heartbeat.withdraw();
+    await heartbeat.withdraw(drained);
     await Promise.all([...queues.values()].map((q) => q.close()));
     queueRedis.disconnect();
     await new Promise<void>((r) => (server ? server.close(() => r()) : r()));

@@ -13,6 +13,8 @@ export interface ConnectOptions {
   maxRetriesPerRequest?: number | null;
   enableOfflineQueue?: boolean;
   lazyConnect?: boolean;
+  /** CLIENT SETNAME on every (re)connect (a runner's connections bear its name: agent-runner's gone-runners.ts). */
+  connectionName?: string;
 }
 
 /**
@@ -21,13 +23,16 @@ export interface ConnectOptions {
  */
 export function connectRedis(target: RedisTarget, options: ConnectOptions = {}): MeshRedis {
   if (!isClusterTarget(target)) return new Redis(target.url, options);
-  const { maxRetriesPerRequest, enableOfflineQueue, lazyConnect } = options;
+  const { maxRetriesPerRequest, enableOfflineQueue, lazyConnect, connectionName } = options;
   return new Cluster(
     target.clusterNodes!.map((n) => ({ host: n.host, port: n.port })),
     {
       ...(enableOfflineQueue === undefined ? {} : { enableOfflineQueue }),
       ...(lazyConnect === undefined ? {} : { lazyConnect }),
-      ...(maxRetriesPerRequest === undefined ? {} : { redisOptions: { maxRetriesPerRequest } }),
+      redisOptions: {
+        ...(maxRetriesPerRequest === undefined ? {} : { maxRetriesPerRequest }),
+        ...(connectionName === undefined ? {} : { connectionName }),
+      },
       // Reads go to masters: a Lua step's writes and the reads after it must see the same data.
       scaleReads: 'master',
     },

@@ -23,6 +23,17 @@ export interface WorkerSettings {
   inFlight: Map<string, AbortController>;
   /** Takes activate the job's invocation (take-activation.ts); never on a cluster. */
   activateInTake: boolean;
+  /** The name every connection of the runner bears (gone-runners.ts). */
+  connectionName: string;
+}
+
+/** BullMQ's stalled-check settings of a runner's workers, which the gone-runner watch uses too. */
+export function stalledCheckSettings(s: { lockDurationMs: number; maxRecoveries: number }) {
+  return {
+    stalledInterval: Math.max(250, Math.floor(s.lockDurationMs / 2)),
+    // A long-lived parent may outlive several runner crashes (bullmq: `stc` is never reset).
+    maxStalledCount: s.maxRecoveries + 1,
+  };
 }
 
 /** The BullMQ worker of one hosted agent's queue: each job is one activation, within the runner's slots. */
@@ -32,7 +43,7 @@ export function startAgentWorker(name: string, ctx: RunnerContext, s: WorkerSett
   // to us to close): it carries the fetch steps that wake no worker for nothing and tell when the
   // queue is empty, a hint the worker takes (fetch-scripts), and on one server activate the
   // invocation of the job they take (take-activation).
-  const connection = connectRedis(s.redis, { maxRetriesPerRequest: null });
+  const connection = connectRedis(s.redis, { maxRetriesPerRequest: null, connectionName: s.connectionName });
   defineFetchScripts(connection);
   const takes = new TakenActivations();
   let finishes: FinishesInCompletion | undefined;
@@ -103,9 +114,9 @@ export function startAgentWorker(name: string, ctx: RunnerContext, s: WorkerSett
       prefix: s.keys.bullPrefix,
       concurrency: s.concurrency,
       lockDuration: s.lockDurationMs,
-      stalledInterval: Math.max(250, Math.floor(s.lockDurationMs / 2)),
-      // A long-lived parent may outlive several runner crashes (bullmq: `stc` is never reset).
-      maxStalledCount: s.maxRecoveries + 1,
+      ...stalledCheckSettings(s),
+      // Kept in each job it takes (`pb`): the gone-runner watch finds a dead runner's jobs by it.
+      name: ctx.runnerId,
     },
   );
   takeFetchHints(worker);

@@ -5,7 +5,7 @@ import { HandBackError } from '../job-errors.js';
  * How long workers may take to close once their jobs were handed back. A worker whose blocking
  * connection is still reconnecting (a Redis blip just before SIGTERM) never finishes closing: it
  * waits for that connection's end. Past this the drain stops waiting; what it holds is recovered
- * like a crashed runner's (the stall detector), never lost.
+ * like a crashed runner's (the gone-runner watch once the runner has exited), never lost.
  */
 export const CLOSE_GRACE_MS = 5000;
 

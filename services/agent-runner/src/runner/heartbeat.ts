@@ -2,12 +2,19 @@ import type { KeyLayout, Logger, MeshRedis } from '@agentmesh/shared';
 
 const HEARTBEAT_MS = 2000;
 
-/** A runner's presence in each hosted agent's runner set, which the gateway's readiness reads. */
+/**
+ * A runner's presence in each hosted agent's runner set, which the gateway's readiness reads, and
+ * in the mesh's set of runners, which the gone-runner watch reads (gone-runners.ts).
+ */
 export interface Heartbeat {
   /** Stops beating (the entries expire unless withdrawn first). */
   stop(): void;
-  /** Takes the runner out of every set at once. */
-  withdraw(): Promise<void>;
+  /**
+   * Takes the runner out of every agent's set at once, and out of the mesh's set when `drained`:
+   * a runner that leaves jobs in hand stays there, so the gone-runner watch moves them on once its
+   * connections close instead of when their locks lapse.
+   */
+  withdraw(drained: boolean): Promise<void>;
 }
 
 /** Announces runner `id` for `hosted` agents now and every 2 s; an entry expires after three missed beats. */
@@ -20,14 +27,10 @@ export async function startHeartbeat(
 ): Promise<Heartbeat> {
   const beat = async () => {
     const expiry = Date.now() + HEARTBEAT_MS * 3;
-    // One pipeline per agent: each agent's set has its own hash tag (its own cluster slot).
+    // One pipeline per set: each has its own hash tag (its own cluster slot).
     await Promise.all(
-      hosted.map((name) =>
-        redis
-          .pipeline()
-          .zadd(keys.agentRunners(name), expiry, id)
-          .zremrangebyscore(keys.agentRunners(name), 0, Date.now())
-          .exec(),
+      [keys.runners(), ...hosted.map((name) => keys.agentRunners(name))].map((set) =>
+        redis.pipeline().zadd(set, expiry, id).zremrangebyscore(set, 0, Date.now()).exec(),
       ),
     ).catch((e: Error) => log.warn({ err: e.message }, 'heartbeat failed'));
   };
@@ -37,8 +40,10 @@ export async function startHeartbeat(
     stop() {
       clearInterval(timer);
     },
-    async withdraw() {
-      await Promise.all(hosted.map((name) => redis.zrem(keys.agentRunners(name), id))).catch(() => undefined);
+    async withdraw(drained) {
+      const sets = hosted.map((name) => keys.agentRunners(name));
+      if (drained) sets.push(keys.runners());
+      await Promise.all(sets.map((set) => redis.zrem(set, id))).catch(() => undefined);
     },
   };
 }
