@@ -94,7 +94,7 @@ export class GoneRunnerWatch {
     clearInterval(this.timer);
     await this.conn
       .meshGoneRunnerRelease(this.opts.keys.goneRunnerLease(), this.opts.runnerId)
-      .catch(() => undefined); // unreachable: the lease lapses by itself
+      .catch(() => undefined); // Redis unreachable: the lease lapses by itself
     this.conn.disconnect();
   }
 
