@@ -114,8 +114,28 @@ async function setup(t: Test) {
     return { job, close };
   };
 
+  /** Runner `id` takes a job, then its connections close, as a killed process's do. */
+  const goneWith = async (id: string) => {
+    const taken = await take(id);
+    await taken.close();
+    return taken;
+  };
+
   const lock = (job: Job) => redis.get(`${queue.toKey(job.id!)}:lock`);
-  return { keys, queue, logged, reclaimed, watch, holding, untilWaiting, register, take, state, lock };
+  return {
+    keys,
+    queue,
+    logged,
+    reclaimed,
+    watch,
+    holding,
+    untilWaiting,
+    register,
+    take,
+    goneWith,
+    state,
+    lock,
+  };
 }
 
 t.test(
@@ -151,8 +171,7 @@ t.test(
   'a runner that takes a lapsed lease counts its holder gone since its last renewal: reclaimed at its first look',
   async (t) => {
     const m = await setup(t);
-    const dead = await m.take('dead');
-    await dead.close();
+    const dead = await m.goneWith('dead');
     const [seconds, micros] = await redis.time();
     const redisNow = Number(seconds) * 1000 + Math.floor(Number(micros) / 1000);
     await redis.hset(m.keys.goneRunnerLease(), 'holder', 'dead', 'renewed', redisNow - 5000);
@@ -167,8 +186,7 @@ t.test(
   'one watch looks at a time: another does nothing while the lease is held, and takes it once released',
   async (t) => {
     const m = await setup(t);
-    const dead = await m.take('dead');
-    await dead.close();
+    const dead = await m.goneWith('dead');
     const first = m.watch('first', { leaseMs: 60_000, graceMs: 0 });
     const second = m.watch('second', { graceMs: 0 });
     // The first takes the lease before the dead runner is registered, so its first look reclaims nothing.
@@ -198,8 +216,7 @@ t.test(
     ] as const) {
       const m = await setup(t);
       await redis.call('ACL', 'SETUSER', user, 'on', '>pw', '~*', '&*', '+@all', `-${refused}`);
-      const dead = await m.take('dead');
-      await dead.close();
+      const dead = await m.goneWith('dead');
       const url = `redis://${user}:pw@127.0.0.1:${server.port}`;
       const w = m.watch('watcher', { redis: { url }, graceMs: 0 });
       await waitUntil(
@@ -240,8 +257,7 @@ t.test(
       10_000,
       () => 'the watch to reconnect',
     );
-    const dead = await m.take('dead');
-    await dead.close();
+    const dead = await m.goneWith('dead');
     const until = Date.now() + 1000;
     while (Date.now() < until) await w.tick();
     t.equal(await m.state(dead.job), 'active', 'within settleMs of its reconnection the watch judged nobody');

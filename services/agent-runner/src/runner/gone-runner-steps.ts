@@ -13,6 +13,7 @@ const STALLED_CHECK_KEYS = [
   'paused',
   'marker',
   'events',
+  'repeat',
 ];
 
 // Before BullMQ's own stalled check (its installed text): the jobs in the queue's active list that
@@ -90,7 +91,7 @@ export function queueReclaim(
     .meshReclaimGone;
   step.call(
     write,
-    ...[...STALLED_CHECK_KEYS, 'repeat'].map((suffix) => queue.toKey(suffix)),
+    ...STALLED_CHECK_KEYS.map((suffix) => queue.toKey(suffix)),
     ...[stalled.maxStalledCount, queue.toKey(''), Date.now(), stalled.stalledInterval, id],
   );
 }
