@@ -155,11 +155,12 @@ export async function startMesh(t: Test, opts: MeshOptions): Promise<TestMesh> {
       TOOL_HOST_PORT: String(port),
       ...opts.toolHostEnv,
     };
-    toolHostProcess = startService(t, 'tool-host', toolHostProcessEnv);
+    const started = startService(t, 'tool-host', toolHostProcessEnv);
+    toolHostProcess = started;
     await waitUntil(
       async () => (await client.exists(keyLayout(prefix).catalogue())) === 1,
       60_000,
-      () => 'tool-host',
+      () => `the tool-host to publish its catalogue; its output:\n${started.output()}`,
     );
   } else {
     await toolHost.listen({ port: 0, host: '127.0.0.1' });
