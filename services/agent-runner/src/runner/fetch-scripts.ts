@@ -1,32 +1,24 @@
+import {
+  BULLMQ_VERSION,
+  type BullScript,
+  bullmqScript,
+  changeScript,
+  MOVE_TO_ACTIVE,
+  type ScriptChange,
+  TAKE_CHANGES,
+  TAKE_PRELUDE,
+} from '@agentmesh/shared';
 import type { Job, Worker } from 'bullmq';
-import { BULLMQ_VERSION, type BullScript, bullmqScript } from './bullmq-script.js';
 import { FINISH_PRELUDE } from './finish-in-completion.js';
-import { TAKE_PRELUDE } from './take-activation.js';
 
-export type { BullScript } from './bullmq-script.js';
+export type { BullScript } from '@agentmesh/shared';
 
 const FINISHING = bullmqScript('moveToFinished', 14);
-const SCRIPTS: BullScript[] = [bullmqScript('moveToActive', 11), FINISHING];
-
-// The two lines of prepareJobForProcessing (both scripts) that change: the unconditional re-add of
-// the queue's marker, and the answer with the job taken. KEYS[1], KEYS[3] and KEYS[7] are the
-// queue's wait list, prioritized set and delayed set in both scripts.
-const CHANGES: [from: string, to: string][] = [
-  [
-    'addBaseMarkerIfNeeded(markerKey, false)',
-    'local meshMore = rcall("LLEN", KEYS[1]) > 0 or rcall("ZCARD", KEYS[3]) > 0\n' +
-      '  if meshMore then addBaseMarkerIfNeeded(markerKey, false) end',
-  ],
-  [
-    'return {rcall("HGETALL", jobKey), jobId, 0, 0}',
-    'return {rcall("HGETALL", jobKey), jobId, 0, meshMore and 0 or -(getNextDelayedTimestamp(KEYS[7]) or 1),\n' +
-      '    meshTakeActivation(jobKey)}',
-  ],
-];
+const SCRIPTS: BullScript[] = [MOVE_TO_ACTIVE, FINISHING];
 
 // The change in moveToFinished alone, where a job's completion moves its parent to the wait list:
 // no marker for a parent handed to the completing runner (finish-in-completion.ts, meshHandUp).
-const FINISHING_CHANGES: [from: string, to: string][] = [
+const FINISHING_CHANGES: ScriptChange[] = [
   [
     'addJobInTargetList(parentWaitKey, parentMarkerKey, "RPUSH", isParentPausedOrMaxed, parentId)',
     'addJobInTargetList(parentWaitKey, parentMarkerKey, "RPUSH",\n' +
@@ -36,19 +28,12 @@ const FINISHING_CHANGES: [from: string, to: string][] = [
 
 /**
  * BullMQ's two steps that take a job (moveToActive, and moveToFinished when it fetches the next),
- * changed in one place, where the job is taken:
- * - the queue's marker is put back only when another job waits. BullMQ puts it back always, so a
- *   job taken from an idle queue woke every worker blocked on that queue — in every runner — to
- *   find nothing. A job added later sets the marker itself, a delayed one its own timed marker, so
- *   no wake-up that could find a job is lost;
- * - the answer says when no other job waits: its delay field (0 from BullMQ) is then negative,
- *   -1 or minus the time the next delayed job is due. A worker that takes the hint (takeFetchHints)
- *   blocks on the marker at once instead of fetching again to find the queue empty; one that does
- *   not reads it as no delay, BullMQ's own behaviour.
- * - the job's invocation may be activated in the same step (take-activation.ts): its reply is a
- *   fifth field of the answer, which BullMQ does not read.
- * - moveToFinished may end the finished job's invocation first, and leave the parent it moves on
- *   without a marker when the completing runner takes it right behind (finish-in-completion.ts).
+ * changed where the job is taken (TAKE_CHANGES, shared queue/take-step.ts): the marker is put back
+ * only when another job waits, the answer says when none does, and on one server the job's
+ * invocation is activated in the same step (take-activation.ts). A worker that takes the hint
+ * (takeFetchHints) blocks on the marker at once instead of fetching again to find the queue empty.
+ * moveToFinished may also end the finished job's invocation first, and leave the parent it moves on
+ * without a marker when the completing runner takes it right behind (finish-in-completion.ts).
  * The scripts are BullMQ's own text, read from the installed package, so they stay in step with
  * its job format; a BullMQ whose text no longer holds the lines changed is refused at start.
  */
@@ -57,16 +42,12 @@ export function fetchScripts(
 ): { name: string; numberOfKeys: number; lua: string }[] {
   return scripts.map((s) => {
     const finishing = s.name === FINISHING.name;
-    let lua = TAKE_PRELUDE + (finishing ? FINISH_PRELUDE : '') + s.content;
-    for (const [from, to] of finishing ? [...CHANGES, ...FINISHING_CHANGES] : CHANGES) {
-      const parts = lua.split(from);
-      if (parts.length !== 2)
-        throw new Error(
-          `bullmq ${BULLMQ_VERSION}: ${s.name} no longer holds "${from}" once, where the runner changes it; ` +
-            'check services/agent-runner/src/runner/fetch-scripts.ts against this version',
-        );
-      lua = parts.join(to);
-    }
+    const lua = changeScript(
+      s.name,
+      TAKE_PRELUDE + (finishing ? FINISH_PRELUDE : '') + s.content,
+      finishing ? [...TAKE_CHANGES, ...FINISHING_CHANGES] : TAKE_CHANGES,
+      'services/agent-runner/src/runner/fetch-scripts.ts',
+    );
     return { name: `${s.name}:${BULLMQ_VERSION}`, numberOfKeys: s.keys, lua };
   });
 }

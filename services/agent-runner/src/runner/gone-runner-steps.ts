@@ -1,6 +1,6 @@
+import { bullmqScript } from '@agentmesh/shared';
 import type { Queue } from 'bullmq';
 import type { ChainableCommander, Redis } from 'ioredis';
-import { bullmqScript } from './bullmq-script.js';
 
 const STALLED_CHECK = bullmqScript('moveStalledJobsToWait', 9);
 // Its keys, in its order (BullMQ's backend, moveStalledJobsToWaitArgs), as suffixes of the queue's key.

@@ -1,4 +1,4 @@
-import { ACTIVATE_FUNCTION, type KeyLayout } from '@agentmesh/shared';
+import { type KeyLayout, TAKE_MARK } from '@agentmesh/shared';
 
 /** What ACTIVATE records of a ReAct agent's first model call (see reactStart in run-activation). */
 export interface ReactStart {
@@ -24,49 +24,6 @@ export interface TakeSettings {
 
 /** What the take answers for its job's invocation: ACTIVATE's reply, null when it is gone. */
 export type TakenActivation = unknown[] | null;
-
-const MARK = 'agentmesh:take:1:';
-
-/**
- * Lua put ahead of BullMQ's take steps (fetch-scripts.ts): when the step's last argument is the
- * mark and settings a worker appended, `meshTakeActivation(jobKey)` activates the invocation of
- * the job taken — ACTIVATE's own function, on the keys the job's data names — and its reply rides
- * back with the job. The job's data must be a mesh job of the worker's agent; anything else is
- * left to the processor (which refuses it), as is every take whose settings are absent.
- * A failure inside ACTIVATE answers {'error', message}: the processor fails as ACTIVATE would.
- */
-export const TAKE_PRELUDE = `${ACTIVATE_FUNCTION}
-local meshTake = ARGV[#ARGV]
-if type(meshTake) == 'string' and string.sub(meshTake, 1, ${MARK.length}) == '${MARK}' then
-  meshTake = cjson.decode(string.sub(meshTake, ${MARK.length + 1}))
-else
-  meshTake = nil
-end
--- A hand-off's take for one job only (hand-off.ts): none unless that job is the next to be taken.
-if meshTake and meshTake.only and redis.call('LINDEX', KEYS[1], -1) ~= meshTake.only then return {0, 0, 0, 0} end
-local function meshKey(parts, root, id)
-  local key = parts[1] .. root .. parts[2]
-  if parts[3] then key = key .. id .. parts[3] end
-  return key
-end
-local function meshTakeActivation(jobKey)
-  if not meshTake then return nil end
-  local ok, data = pcall(cjson.decode, redis.call('HGET', jobKey, 'data') or 'null')
-  if not ok or type(data) ~= 'table' or data.v ~= 1 or data.agent ~= meshTake.agent
-    or type(data.invocationId) ~= 'string' or type(data.rootId) ~= 'string' then return nil end
-  local argv = {meshTake.now, meshTake.runner, meshTake.nowIso}
-  local react = meshTake.react
-  if type(react) == 'table' then
-    local child = data.invocationId ~= data.rootId and react.inputSchema
-    argv[4], argv[5], argv[6], argv[7] = react.firstCallId, react.model, react.defHash, child and '1' or '0'
-  end
-  local k = meshTake.keys
-  local done, reply = pcall(meshActivate, meshKey(k.inv, data.rootId, data.invocationId),
-    meshKey(k.calls, data.rootId, data.invocationId), meshKey(k.events, data.rootId), argv)
-  if not done then return {'error', tostring(reply)} end
-  return reply or false
-end
-`;
 
 const ROOT = '\u0001';
 const ID = '\u0002';
@@ -110,7 +67,7 @@ export class TakenActivations {
       },
     };
     // The settings as JSON with the clock last, written once: each take appends the times.
-    this.head = `${MARK}${JSON.stringify(fixed).slice(0, -1)},"now":"`;
+    this.head = `${TAKE_MARK}${JSON.stringify(fixed).slice(0, -1)},"now":"`;
     const host = client as Record<string, FetchCommand>;
     for (const name of commands) {
       const send = host[name];

@@ -1,6 +1,12 @@
-import { callerTraceparent, childId, JOB_RETRY, type JobData } from '@agentmesh/shared';
+import {
+  BULLMQ_VERSION,
+  bullmqScript,
+  callerTraceparent,
+  childId,
+  JOB_RETRY,
+  type JobData,
+} from '@agentmesh/shared';
 import { Job, type JobsOptions, type Queue } from 'bullmq';
-import { BULLMQ_VERSION, bullmqScript } from '../runner/bullmq-script.js';
 import { type Activation, FencedOutError } from '../store/activation-store.js';
 
 /** A child invocation's job, on its agent's queue, with the parent's job as its parent. */

@@ -1,5 +1,5 @@
+import { bullmqScript } from '@agentmesh/shared';
 import type { Job } from 'bullmq';
-import { bullmqScript } from '../runner/bullmq-script.js';
 import { type Activation, FencedOutError } from '../store/activation-store.js';
 import { FENCED } from './child-jobs.js';
 
