@@ -27,6 +27,7 @@ export { type LoadedCodeAgent, loadCodeAgents } from './load-code-agents.js';
 export * from './log/index.js';
 export * from './plan/index.js';
 export * from './queue/bullmq-script.js';
+export * from './queue/dispatch.js';
 export * from './queue/take-step.js';
 export { boundedValidation } from './react/bounded-validation.js';
 export { buildConversation, toolMessage } from './react/build-conversation.js';

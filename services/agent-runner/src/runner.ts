@@ -28,6 +28,7 @@ import { RemoteAgents } from './remote/remote-agents.js';
 import { stalledCheckSettings, startAgentWorker } from './runner/agent-worker.js';
 import { buildModels } from './runner/build-models.js';
 import { CancelListener } from './runner/cancel-listener.js';
+import { withdrawDispatches } from './runner/dispatched-takes.js';
 import { drainWorkers } from './runner/drain-workers.js';
 import { defineHandOffTake } from './runner/fetch-scripts.js';
 import { GoneRunnerWatch, runnerClientName } from './runner/gone-runners.js';
@@ -222,11 +223,10 @@ export async function buildRunner(opts: RunnerOptions): Promise<Runner> {
     heartbeat.stop();
     stopWatchdog();
     await goneRunners?.stop();
-    const drained = await drainWorkers(
-      [...workers.values()],
-      cancels.inFlight,
-      opts.drainMs ?? DEFAULT_DRAIN_MS,
-    );
+    const draining = drainWorkers([...workers.values()], cancels.inFlight, opts.drainMs ?? DEFAULT_DRAIN_MS);
+    // Closing, the workers register no more blocks: no add hands this runner a job from now on.
+    if (handOff) await withdrawDispatches(redis, [...workers.values()], id).catch(() => undefined);
+    const drained = await draining;
     if (!drained) {
       opts.log.warn(
         { runner: id },

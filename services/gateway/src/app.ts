@@ -3,6 +3,7 @@ import {
   type CodeAgentShape,
   connectRedis,
   DEFAULT_SESSION_TTL_SECONDS,
+  defineDispatchingAdd,
   ErrorBodySchema,
   isRedisCluster,
   keyLayout,
@@ -101,6 +102,9 @@ export async function buildGateway(opts: GatewayOptions): Promise<Gateway> {
   await Promise.all([redis.connect(), subscriber.connect(), streamReader.connect()]);
   const hub = new EventHub(streamReader, redis);
   hub.start();
+  // A job the gateway adds goes straight to a runner's worker blocked on its queue (shared
+  // queue/dispatch.ts), on one server; defined before BullMQ's own add, which then stands aside.
+  if (!isRedisCluster(redis)) defineDispatchingAdd(redis);
   const queues = new Map(
     Object.keys(opts.config.agents).map((name) => [
       name,

@@ -2,9 +2,11 @@ import { setMaxListeners } from 'node:events';
 import { connectRedis, isRedisCluster, type KeyLayout, queueName, type RedisTarget } from '@agentmesh/shared';
 import { type Job, Worker } from 'bullmq';
 import { settleJobError } from '../job-errors.js';
+import { agentLabel } from '../metrics.js';
 import type { Slots } from '../slots.js';
 import { reactStart, runActivation } from '../steps/run-activation.js';
 import type { RunnerContext } from '../steps/runner-context.js';
+import { DispatchedTakes } from './dispatched-takes.js';
 import { EarlyStarts, type JobRun } from './early-start.js';
 import { COMPLETE_COMMAND, defineFetchScripts, FETCH_COMMANDS, takeFetchHints } from './fetch-scripts.js';
 import { FinishesInCompletion } from './finish-in-completion.js';
@@ -117,11 +119,28 @@ export function startAgentWorker(name: string, ctx: RunnerContext, s: WorkerSett
       ...stalledCheckSettings(s),
       // Kept in each job it takes (`pb`): the gone-runner watch finds a dead runner's jobs by it.
       name: ctx.runnerId,
+      // With dispatches, it runs once its blocks can take them (below).
+      autorun: !finishes,
     },
   );
   takeFetchHints(worker);
   early.attach(worker, (jobId) => takes.has(jobId));
-  if (finishes) ctx.handOffs?.set(name, new HandOff(worker, takes, () => slots.free > 0));
+  if (finishes) {
+    ctx.handOffs?.set(name, new HandOff(worker, takes, () => slots.free > 0));
+    // Jobs the gateway's add hands to it while it blocks (dispatched-takes.ts).
+    const dispatched = new DispatchedTakes(worker, takes, {
+      runner: ctx.runnerId,
+      queueKey: worker.toKey(''),
+      lockDurationMs: s.lockDurationMs,
+      ready: () => slots.free > 0,
+      onDelivered: () => ctx.metrics.dispatchedJobs.inc({ agent: agentLabel(ctx.plan, name) }),
+    });
+    const run = () => worker.run().catch((e: Error) => worker.emit('error', e));
+    dispatched.attach().then(run, (e: Error) => {
+      worker.emit('error', e);
+      void run();
+    });
+  }
   worker.on('closed', () => connection.disconnect());
   return worker;
 }

@@ -21,9 +21,12 @@ const STALLED_CHECK_KEYS = [
 // that sets its lock) lose their lock and join the stalled set, and the check's throttle key goes,
 // so the check that follows moves them back to wait now, exactly as it would once their locks had
 // lapsed: stalled count, failure past maxStalledCount, marker and `stalled` event are BullMQ's.
-// When the runner holds none, nothing runs.
+// When the runner holds none, BullMQ's check does not run. The gone runner also leaves the queue's blocked workers
+// and their offers (shared queue/dispatch.ts), so no add hands it a job.
 const RECLAIM_PRELUDE = `
 local meshGone = ARGV[5]
+redis.call("ZREM", ARGV[2] .. "blocked", meshGone)
+redis.call("HDEL", ARGV[2] .. "offers", meshGone)
 local meshFound = 0
 for _, meshJobId in ipairs(redis.call("LRANGE", KEYS[3], 0, -1)) do
   local meshJobKey = ARGV[2] .. meshJobId

@@ -80,6 +80,12 @@ export class TakenActivations {
     }
   }
 
+  /** The settings before the clock: what a dispatching add appends the times to (dispatched-takes.ts). */
+  offerHead(): string {
+    if (this.head === undefined) throw new Error('the takes are not attached to a connection');
+    return this.head;
+  }
+
   /**
    * The last argument that makes a take step at time `now` activate (once attached); with `only`,
    * the step takes that job alone, and only when it is the next to be taken.
