@@ -5,10 +5,9 @@
 // runner runs it, and the dead runner leaves the queue's blocked workers and their offers.
 import { dispatchKeys, keyLayout, queueName } from '@agentmesh/shared';
 import t from 'tap';
-import { startMesh, startService } from '../support/mesh.js';
-import { PARENT_AND_CHILD, parentAndChild } from '../support/parent-and-child.js';
-import { freePort } from '../support/redis-server.js';
+import { parentAndChild } from '../support/parent-and-child.js';
 import { runnerPid } from '../support/runner-pid.js';
+import { twoRunners } from '../support/two-runners.js';
 import { waitUntil } from '../support/wait-until.js';
 
 const LOCK_MS = 60_000;
@@ -16,15 +15,7 @@ const LOCK_MS = 60_000;
 t.test(
   'a job dispatched to a runner killed a moment before runs on the other, long before its lock lapses',
   async (t) => {
-    const mesh = await startMesh(t, { runners: 0, agentsYaml: PARENT_AND_CHILD, script: parentAndChild() });
-    const ports = [await freePort(), await freePort()];
-    const runners = ports.map((port) =>
-      startService(t, 'runner', {
-        ...mesh.env,
-        RUNNER_LOCK_MS: String(LOCK_MS),
-        RUNNER_METRICS_PORT: String(port),
-      }),
-    );
+    const { mesh, runners, ports } = await twoRunners(t, parentAndChild(), LOCK_MS);
     const queueKey = `${keyLayout(mesh.prefix).bullPrefix}:${queueName('parent')}:`;
     const blocked = dispatchKeys.blocked(queueKey);
     // Both block on the parent's queue, registered; the add picks the one registered longest.

@@ -2,35 +2,14 @@
 // connections close (gone-runners.ts), not when its lock lapses: with RUNNER_LOCK_MS at 60 s, the
 // invocation finishes on the other runner well inside that. A runner merely paused (SIGSTOP) keeps
 // its connections, and its job: nothing is re-issued.
-import { keyLayout } from '@agentmesh/shared';
-import t, { type Test } from 'tap';
-import { type FakeScript, turnOf } from '../support/fake-model.js';
-import { startMesh, startService } from '../support/mesh.js';
-import { PARENT_AND_CHILD, parentAndChild } from '../support/parent-and-child.js';
-import { freePort } from '../support/redis-server.js';
+import t from 'tap';
+import { turnOf } from '../support/fake-model.js';
+import { parentAndChild } from '../support/parent-and-child.js';
 import { runnerPid } from '../support/runner-pid.js';
+import { twoRunners } from '../support/two-runners.js';
 import { waitUntil } from '../support/wait-until.js';
 
 const LOCK_MS = 60_000;
-
-/** Two runner processes with a one-minute lock, each serving its metrics. */
-async function twoRunners(t: Test, script: FakeScript) {
-  const mesh = await startMesh(t, { runners: 0, agentsYaml: PARENT_AND_CHILD, script });
-  const ports = [await freePort(), await freePort()];
-  const runners = ports.map((port) =>
-    startService(t, 'runner', {
-      ...mesh.env,
-      RUNNER_LOCK_MS: String(LOCK_MS),
-      RUNNER_METRICS_PORT: String(port),
-    }),
-  );
-  await waitUntil(
-    async () => (await mesh.client.zcount(keyLayout(mesh.prefix).runners(), Date.now(), '+inf')) === 2,
-    60_000,
-    () => runners.map((r) => r.output()).join('\n'),
-  );
-  return { mesh, runners, ports };
-}
 
 /** The runner of the parent's first model call, once the model has that call. */
 async function holderOfFirstCall(mesh: Awaited<ReturnType<typeof twoRunners>>['mesh'], id: string) {
@@ -53,7 +32,7 @@ async function holderOfFirstCall(mesh: Awaited<ReturnType<typeof twoRunners>>['m
 t.test(
   'a runner SIGKILLed mid-call loses its job to the other at once, long before its lock would lapse',
   async (t) => {
-    const { mesh, runners, ports } = await twoRunners(t, parentAndChild({ parent: 1500 }));
+    const { mesh, runners, ports } = await twoRunners(t, parentAndChild({ parent: 1500 }), LOCK_MS);
     const started = await mesh.invoke('parent', { prompt: 'go' }, 'wait=0');
     const holder = await holderOfFirstCall(mesh, started.json.id);
     const killedAt = Date.now();
@@ -91,7 +70,7 @@ t.test(
 t.test(
   'a runner paused mid-call (SIGSTOP) keeps its connections and its job: nothing is re-issued',
   async (t) => {
-    const { mesh } = await twoRunners(t, parentAndChild({ parent: 1500 }));
+    const { mesh } = await twoRunners(t, parentAndChild({ parent: 1500 }), LOCK_MS);
     const started = await mesh.invoke('parent', { prompt: 'go' }, 'wait=0');
     const holder = await holderOfFirstCall(mesh, started.json.id);
     const pid = runnerPid(holder);

@@ -1,5 +1,5 @@
 import { BULLMQ_VERSION, bullmqScript } from './bullmq-script.js';
-import { MOVE_TO_ACTIVE_KEYS, takeStepLua } from './take-step.js';
+import { MOVE_TO_ACTIVE_KEYS, markedSettings, takeStepLua } from './take-step.js';
 
 /** Starts the last argument of an add that may hand its job to a blocked worker. */
 const DISPATCH_MARK = 'agentmesh:dispatch:1:';
@@ -43,12 +43,7 @@ const DISPATCH_PRELUDE = `
 local function meshBullTake(KEYS, ARGV)
 ${takeStepLua()}
 end
-local meshDispatch = ARGV[#ARGV]
-if type(meshDispatch) == 'string' and string.sub(meshDispatch, 1, ${DISPATCH_MARK.length}) == '${DISPATCH_MARK}' then
-  meshDispatch = cjson.decode(string.sub(meshDispatch, ${DISPATCH_MARK.length + 1}))
-else
-  meshDispatch = nil
-end
+${markedSettings('meshDispatch', DISPATCH_MARK)}
 local function meshDispatchJob(jobId)
   if not meshDispatch or type(jobId) ~= 'string' then return jobId end
   local queueKey = string.sub(KEYS[1], 1, -5)

@@ -5,6 +5,20 @@ import { BULLMQ_VERSION, type BullScript, bullmqScript } from './bullmq-script.j
 export const TAKE_MARK = 'agentmesh:take:1:';
 
 /**
+ * Lua that reads the settings the mesh appends to a BullMQ step as its last argument: `local name`
+ * holds them, decoded from JSON, when that argument starts with `mark`; else nil (BullMQ's own
+ * callers append nothing).
+ */
+export function markedSettings(name: string, mark: string): string {
+  return `local ${name} = ARGV[#ARGV]
+if type(${name}) == 'string' and string.sub(${name}, 1, ${mark.length}) == '${mark}' then
+  ${name} = cjson.decode(string.sub(${name}, ${mark.length + 1}))
+else
+  ${name} = nil
+end`;
+}
+
+/**
  * Lua put ahead of BullMQ's take steps: when the step's last argument is the mark and settings a
  * worker appended, `meshTakeActivation(jobKey)` activates the invocation of the job taken —
  * ACTIVATE's own function, on the keys the job's data names — and its reply rides back with the
@@ -13,12 +27,7 @@ export const TAKE_MARK = 'agentmesh:take:1:';
  * ACTIVATE answers {'error', message}: the processor fails as ACTIVATE would.
  */
 export const TAKE_PRELUDE = `${ACTIVATE_FUNCTION}
-local meshTake = ARGV[#ARGV]
-if type(meshTake) == 'string' and string.sub(meshTake, 1, ${TAKE_MARK.length}) == '${TAKE_MARK}' then
-  meshTake = cjson.decode(string.sub(meshTake, ${TAKE_MARK.length + 1}))
-else
-  meshTake = nil
-end
+${markedSettings('meshTake', TAKE_MARK)}
 -- A hand-off's take for one job only (hand-off.ts): none unless that job is the next to be taken.
 if meshTake and meshTake.only and redis.call('LINDEX', KEYS[1], -1) ~= meshTake.only then return {0, 0, 0, 0} end
 local function meshKey(parts, root, id)
