@@ -107,6 +107,7 @@ t.test('a job added while the worker blocks is handed to it, taken and activated
     watch.seen.some((c) => c.args[0]?.toLowerCase() === 'bzpopmin' && c.args.includes(inbox)),
     'its next block watches the inbox',
   );
+  t.equal(await gateway.exists(inbox), 0, 'and the answer left it: nothing stays behind');
 });
 
 t.test('a lapsed registration, a worker with no free slot and a withdrawn runner get nothing', async (t) => {
