@@ -7,7 +7,7 @@ import t from 'tap';
 import { turnOf } from '../support/fake-model.js';
 import { startMesh, startService } from '../support/mesh.js';
 import { PARENT_AND_CHILD, parentAndChild } from '../support/parent-and-child.js';
-import { runnerPid } from '../support/runner-pid.js';
+import { runnerOfCall, runnerPid } from '../support/runner-pid.js';
 import { waitUntil } from '../support/wait-until.js';
 
 t.test("a runner killed during a child's model call: a second runner finishes the tree", async (t) => {
@@ -41,15 +41,8 @@ t.test("a runner killed during a child's model call: a second runner finishes th
     20_000,
     () => "the child's model request",
   );
-  const call = await waitUntil(
-    async () =>
-      (await mesh.get(`/invocations/${childId}`)).json?.calls?.find(
-        (c: { callId: string; runner?: string }) => c.callId === 't0-model' && c.runner,
-      ),
-    20_000,
-    () => "the child's model call",
-  );
-  process.kill(runnerPid(call.runner), 'SIGKILL');
+  const killed = await runnerOfCall(mesh, childId, 't0-model');
+  process.kill(runnerPid(killed), 'SIGKILL');
   const done = await mesh.waitForStatus(started.json.id, 'succeeded', 60_000, () =>
     runners.map((r) => r.output()).join('\n'),
   );
@@ -59,7 +52,7 @@ t.test("a runner killed during a child's model call: a second runner finishes th
   const child = (await mesh.get(`/invocations/${childId}`)).json;
   t.not(
     child.calls.find((c: { callId: string }) => c.callId === 't0-model').runner,
-    call.runner,
+    killed,
     'another runner',
   );
 });

@@ -5,7 +5,7 @@
 import t from 'tap';
 import { turnOf } from '../support/fake-model.js';
 import { parentAndChild } from '../support/parent-and-child.js';
-import { runnerPid } from '../support/runner-pid.js';
+import { runnerOfCall, runnerPid } from '../support/runner-pid.js';
 import { twoRunners } from '../support/two-runners.js';
 import { waitUntil } from '../support/wait-until.js';
 
@@ -18,15 +18,7 @@ async function holderOfFirstCall(mesh: Awaited<ReturnType<typeof twoRunners>>['m
     20_000,
     () => 'the parent model call',
   );
-  const call = await waitUntil(
-    async () =>
-      (await mesh.get(`/invocations/${id}`)).json?.calls?.find(
-        (c: any) => c.callId === 't0-model' && c.runner,
-      ),
-    20_000,
-    () => `t0-model of ${id} started`,
-  );
-  return call.runner as string;
+  return runnerOfCall(mesh, id, 't0-model');
 }
 
 t.test(

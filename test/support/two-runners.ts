@@ -8,15 +8,16 @@ import { waitUntil } from './wait-until.js';
 
 /**
  * A mesh of PARENT_AND_CHILD with two runner processes of their own (to SIGKILL or SIGSTOP), each
- * with a lock of `lockMs` and serving its metrics on one of `ports`; resolves once both serve.
+ * with a lock of `lockMs` (RUNNER_LOCK_MS's default without) and serving its metrics on one of
+ * `ports`; resolves once both serve.
  */
-export async function twoRunners(t: Test, script: FakeScript, lockMs: number) {
+export async function twoRunners(t: Test, script: FakeScript, lockMs?: number) {
   const mesh = await startMesh(t, { runners: 0, agentsYaml: PARENT_AND_CHILD, script });
   const ports = [await freePort(), await freePort()];
   const runners = ports.map((port) =>
     startService(t, 'runner', {
       ...mesh.env,
-      RUNNER_LOCK_MS: String(lockMs),
+      ...(lockMs === undefined ? {} : { RUNNER_LOCK_MS: String(lockMs) }),
       RUNNER_METRICS_PORT: String(port),
     }),
   );

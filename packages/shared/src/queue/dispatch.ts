@@ -1,3 +1,4 @@
+import { REDIS_NOW_MS } from '../store/lua-fragments.js';
 import { BULLMQ_VERSION, bullmqScript } from './bullmq-script.js';
 import { MOVE_TO_ACTIVE_KEYS, markedSettings, takeStepLua } from './take-step.js';
 
@@ -39,7 +40,7 @@ export const dispatchKeys = {
  * is BullMQ's. A worker registers before it blocks, for as long as the block lasts, by Redis's
  * clock, and leaves the set when its block ends; the worker picked leaves it here.
  */
-const DISPATCH_PRELUDE = `
+const DISPATCH_PRELUDE = `${REDIS_NOW_MS}
 local function meshBullTake(KEYS, ARGV)
 ${takeStepLua()}
 end
@@ -47,15 +48,13 @@ ${markedSettings('meshDispatch', DISPATCH_MARK)}
 local function meshDispatchJob(jobId)
   if not meshDispatch or type(jobId) ~= 'string' then return jobId end
   local queueKey = string.sub(KEYS[1], 1, -5)
-  local blocked = queueKey .. 'blocked'
-  local t = redis.call('TIME')
-  local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-  redis.call('ZREMRANGEBYSCORE', blocked, '-inf', now)
+  local blocked = queueKey .. '${dispatchKeys.blocked('')}'
+  redis.call('ZREMRANGEBYSCORE', blocked, '-inf', redisNowMs())
   local first = redis.call('ZRANGE', blocked, 0, 0, 'WITHSCORES')
   local picked = first[1]
   if not picked then return jobId end
   redis.call('ZREM', blocked, picked)
-  local ok, offer = pcall(cjson.decode, redis.call('HGET', queueKey .. 'offers', picked) or 'null')
+  local ok, offer = pcall(cjson.decode, redis.call('HGET', queueKey .. '${dispatchKeys.offers('')}', picked) or 'null')
   if not ok or type(offer) ~= 'table' then return jobId end
   local keys = {}
   for i, suffix in ipairs({${MOVE_TO_ACTIVE_KEYS.map((k) => `'${k}'`).join(', ')}}) do keys[i] = queueKey .. suffix end

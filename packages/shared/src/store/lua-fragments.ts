@@ -15,6 +15,15 @@ local function statusEvent(inv, events, status, at)
 end
 `;
 
+// Now in milliseconds by Redis's clock (TIME), for steps that compare times written from several
+// hosts, whose own clocks may disagree.
+export const REDIS_NOW_MS = `
+local function redisNowMs()
+  local t = redis.call('TIME')
+  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end
+`;
+
 // Adds a model call's tokens to the tree's budget counter (`budgetUsed` on the root's hash) when
 // the tree has a budget (DESIGN §13): in the very step that records the call, so exactly once.
 export const SPEND_BUDGET = `

@@ -1,4 +1,4 @@
-import { type DispatchOffer, dispatchKeys } from '@agentmesh/shared';
+import { type DispatchOffer, dispatchKeys, REDIS_NOW_MS } from '@agentmesh/shared';
 import { ConnectionClosedError, type Job, raw2NextJobData, type Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { unpack } from 'msgpackr';
@@ -31,10 +31,8 @@ interface DispatchingWorker {
  * Registers a worker as blocked on its queue until its block lapses (Redis's clock), with its offer
  * (written when absent: a Redis that restarted has none).
  */
-const REGISTER = `
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-redis.call('ZADD', KEYS[1], now + tonumber(ARGV[2]), ARGV[1])
+const REGISTER = `${REDIS_NOW_MS}
+redis.call('ZADD', KEYS[1], redisNowMs() + tonumber(ARGV[2]), ARGV[1])
 redis.call('HSETNX', KEYS[2], ARGV[1], ARGV[3])
 return 0
 `;

@@ -1,4 +1,4 @@
-import { bullmqScript } from '@agentmesh/shared';
+import { bullmqScript, dispatchKeys, REDIS_NOW_MS } from '@agentmesh/shared';
 import type { Queue } from 'bullmq';
 import type { ChainableCommander, Redis } from 'ioredis';
 
@@ -25,8 +25,8 @@ const STALLED_CHECK_KEYS = [
 // and their offers (shared queue/dispatch.ts), so no add hands it a job.
 const RECLAIM_PRELUDE = `
 local meshGone = ARGV[5]
-redis.call("ZREM", ARGV[2] .. "blocked", meshGone)
-redis.call("HDEL", ARGV[2] .. "offers", meshGone)
+redis.call("ZREM", ARGV[2] .. "${dispatchKeys.blocked('')}", meshGone)
+redis.call("HDEL", ARGV[2] .. "${dispatchKeys.offers('')}", meshGone)
 local meshFound = 0
 for _, meshJobId in ipairs(redis.call("LRANGE", KEYS[3], 0, -1)) do
   local meshJobKey = ARGV[2] .. meshJobId
@@ -44,9 +44,8 @@ redis.call("DEL", KEYS[4])
 // clock, so that no two hosts' clocks are compared): kept by its holder, taken once it went
 // unrenewed for ARGV[2] ms, 0 for the others. A runner that takes a lapsed lease learns who held
 // it and how long ago it last renewed.
-const LEASE = `
-local t = redis.call("TIME")
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+const LEASE = `${REDIS_NOW_MS}
+local now = redisNowMs()
 local holder = redis.call("HGET", KEYS[1], "holder")
 local renewed = tonumber(redis.call("HGET", KEYS[1], "renewed") or "0")
 if holder and holder ~= ARGV[1] and now - renewed < tonumber(ARGV[2]) then return {0} end
