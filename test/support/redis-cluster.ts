@@ -1,9 +1,9 @@
-import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { type ChildProcess, execFile } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { freePort } from './redis-server.js';
+import { spawnRedis } from './redis-server.js';
 
 const run = promisify(execFile);
 
@@ -25,12 +25,8 @@ export interface TestRedisCluster {
  * redis-server package depends on).
  */
 export async function startRedisCluster(masters = 3): Promise<TestRedisCluster> {
-  const ports: number[] = [];
-  while (ports.length < masters) {
-    const port = await freePort();
-    if (!ports.includes(port)) ports.push(port);
-  }
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'mesh-test-cluster-'));
+  const ports: number[] = [];
   const procs: ChildProcess[] = [];
   const stop = async () => {
     await Promise.all(
@@ -46,16 +42,21 @@ export async function startRedisCluster(masters = 3): Promise<TestRedisCluster> 
     fs.rmSync(dir, { recursive: true, force: true });
   };
   try {
-    for (const port of ports) {
-      const nodeDir = path.join(dir, String(port));
-      fs.mkdirSync(nodeDir);
-      const args = ['--port', String(port), '--bind', '127.0.0.1', '--dir', nodeDir];
-      args.push('--cluster-enabled', 'yes', '--cluster-config-file', path.join(nodeDir, 'nodes.conf'));
-      args.push('--cluster-node-timeout', '2000', '--save', '', '--appendonly', 'no');
-      procs.push(spawn('redis-server', args, { stdio: 'ignore' }));
+    while (ports.length < masters) {
+      const node = await spawnRedis(
+        (port) => {
+          const nodeDir = path.join(dir, String(port));
+          fs.mkdirSync(nodeDir, { recursive: true });
+          const args = ['--port', String(port), '--bind', '127.0.0.1', '--dir', nodeDir];
+          args.push('--cluster-enabled', 'yes', '--cluster-config-file', path.join(nodeDir, 'nodes.conf'));
+          args.push('--cluster-node-timeout', '2000', '--save', '', '--appendonly', 'no');
+          return args;
+        },
+        { clusterBus: true },
+      );
+      procs.push(node.proc);
+      ports.push(node.port);
     }
-    for (const port of ports)
-      await until(async () => (await cli(port, 'PING')).startsWith('PONG'), `node ${port}`);
     const addresses = ports.map((p) => `127.0.0.1:${p}`);
     await run(
       'redis-cli',

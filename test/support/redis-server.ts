@@ -26,18 +26,34 @@ export interface TestRedis {
   stop(): Promise<void>;
 }
 
+/**
+ * Spawns `redis-server` with `argsFor(port)` on a free port and waits for its PING. A port is free
+ * when asked and may be taken a moment later by another test file's process (or, for a cluster
+ * node, its bus port, `port + 10000`): a server that exits before it answers is started again on
+ * another port, up to five times.
+ */
+export async function spawnRedis(
+  argsFor: (port: number) => string[],
+  opts: { clusterBus?: boolean } = {},
+): Promise<{ port: number; proc: ChildProcess }> {
+  for (let attempt = 1; ; attempt++) {
+    const port = await freePort();
+    if (opts.clusterBus && !(port + 10_000 <= 65_535 && (await portIsFree(port + 10_000)))) continue;
+    const proc = spawn('redis-server', argsFor(port), { stdio: 'ignore' });
+    if (await pingOrExit(port, proc)) return { port, proc };
+    if (attempt >= 5) throw new Error(`redis-server exited before it answered on ${port}, five times`);
+  }
+}
+
 /** Starts a redis-server for one test file; stop it in t.teardown. */
 export async function startRedis(opts: { aof?: boolean } = {}): Promise<TestRedis> {
-  const port = await freePort();
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'mesh-test-redis-'));
-  const args = ['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--save', ''];
-  args.push(...(opts.aof ? ['--appendonly', 'yes', '--appendfsync', 'always'] : ['--appendonly', 'no']));
-  let proc: ChildProcess;
-  const launch = async () => {
-    proc = spawn('redis-server', args, { stdio: 'ignore' });
-    await waitForPing(port);
+  const argsFor = (port: number) => {
+    const args = ['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--save', ''];
+    args.push(...(opts.aof ? ['--appendonly', 'yes', '--appendfsync', 'always'] : ['--appendonly', 'no']));
+    return args;
   };
-  await launch();
+  let { port, proc } = await spawnRedis(argsFor);
   const kill = () =>
     new Promise<void>((resolve) => {
       if (proc.exitCode !== null || proc.signalCode !== null) return resolve();
@@ -49,7 +65,9 @@ export async function startRedis(opts: { aof?: boolean } = {}): Promise<TestRedi
     url: `redis://127.0.0.1:${port}`,
     restart: async () => {
       await kill();
-      await launch();
+      // The same port: the clients reconnect to it. A port taken meanwhile fails loudly here.
+      proc = spawn('redis-server', argsFor(port), { stdio: 'ignore' });
+      if (!(await pingOrExit(port, proc))) throw new Error(`redis-server on ${port} did not restart`);
     },
     stop: async () => {
       await kill();
@@ -58,12 +76,24 @@ export async function startRedis(opts: { aof?: boolean } = {}): Promise<TestRedi
   };
 }
 
-async function waitForPing(port: number): Promise<void> {
+function portIsFree(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const s = net.createServer();
+    s.unref();
+    s.once('error', () => resolve(false));
+    s.listen(port, '127.0.0.1', () => s.close(() => resolve(true)));
+  });
+}
+
+/** True once the server on `port` answers PING; false when `proc` exits first. Throws after 10 s. */
+async function pingOrExit(port: number, proc: ChildProcess): Promise<boolean> {
   const until = Date.now() + 10_000;
   while (Date.now() < until) {
-    if (await ping(port)) return;
+    if (proc.exitCode !== null || proc.signalCode !== null) return false;
+    if (await ping(port)) return true;
     await new Promise((r) => setTimeout(r, 50));
   }
+  proc.kill('SIGKILL');
   throw new Error(`redis-server on ${port} did not start`);
 }
 
