@@ -51,7 +51,7 @@ export * from './store/ending-scripts.js';
 export { finishArgs, type Outcome } from './store/finish-args.js';
 export * from './store/gateway-scripts.js';
 export * from './store/invocation-state.js';
-export { REDIS_NOW_MS } from './store/lua-fragments.js';
+export { IS_TERMINAL, REDIS_NOW_MS } from './store/lua-fragments.js';
 export * from './store/lua-scripts.js';
 export { type MeshScripts, meshScripts } from './store/mesh-scripts.js';
 export { readInvocation } from './store/read-invocation.js';

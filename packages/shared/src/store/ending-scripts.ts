@@ -1,5 +1,5 @@
 import { EVENT_STREAM_MAXLEN } from '../defaults.js';
-import { SPEND_BUDGET, STATUS_EVENT, WRITE_RECORD } from './lua-fragments.js';
+import { IS_TERMINAL, SPEND_BUDGET, STATUS_EVENT, WRITE_RECORD } from './lua-fragments.js';
 import type { LuaScript } from './lua-scripts.js';
 
 // The Lua steps that end invocations: one finishing (its parent's record with it), a tree cancelled.
@@ -31,9 +31,9 @@ export const DONE_MESSAGE_MAX_BYTES = 32 * 1024;
  */
 export const FINISH: LuaScript = {
   numberOfKeys: 7,
-  lua: `${STATUS_EVENT}${SPEND_BUDGET}${WRITE_RECORD}
+  lua: `${STATUS_EVENT}${SPEND_BUDGET}${WRITE_RECORD}${IS_TERMINAL}
 local status = redis.call('HGET', KEYS[1], 'status')
-if not status or status == 'succeeded' or status == 'failed' or status == 'cancelled' then return 0 end
+if not status or isTerminal(status) then return 0 end
 if ARGV[1] ~= '' and redis.call('HGET', KEYS[1], 'epoch') ~= ARGV[1] then return 0 end
 if ARGV[15] then
   writeRecord(KEYS[1], KEYS[2], KEYS[4], KEYS[7], ARGV[15], ARGV[16], ARGV[17], ARGV[18], ARGV[19], ARGV[20])
@@ -117,9 +117,9 @@ end
  * their call records name}.
  */
 export const CANCEL_TREE: LuaScript = {
-  lua: `
+  lua: `${IS_TERMINAL}
 local function live(status)
-  return status and status ~= 'succeeded' and status ~= 'failed' and status ~= 'cancelled'
+  return status and not isTerminal(status)
 end
 if ARGV[1] ~= '' and live(redis.call('HGET', KEYS[1], 'status')) then
   redis.call('HSETNX', KEYS[1], 'treeError', ARGV[1])

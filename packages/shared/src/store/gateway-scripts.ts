@@ -1,4 +1,5 @@
 import { EVENT_STREAM_MAXLEN } from '../defaults.js';
+import { IS_TERMINAL } from './lua-fragments.js';
 import type { LuaScript } from './lua-scripts.js';
 
 // The gateway's steps: creating a root invocation, listing it, reading a view. The runner's
@@ -47,7 +48,7 @@ return 1`,
  */
 export const DECIDE_APPROVAL: LuaScript = {
   numberOfKeys: 2,
-  lua: `
+  lua: `${IS_TERMINAL}
 if not redis.call('HGET', KEYS[1], 'approval:' .. ARGV[1]) then return 0 end
 local prev = redis.call('HGET', KEYS[1], 'decision:' .. ARGV[1])
 if prev then
@@ -57,7 +58,7 @@ if prev then
   return 2
 end
 local status = redis.call('HGET', KEYS[1], 'status')
-if status == 'succeeded' or status == 'failed' or status == 'cancelled' then return 4 end
+if isTerminal(status) then return 4 end
 redis.call('HSET', KEYS[1], 'decision:' .. ARGV[1], ARGV[3])
 redis.call('HINCRBY', KEYS[1], 'approvalsPending', -1)
 local rec = redis.call('HGET', KEYS[2], ARGV[1])

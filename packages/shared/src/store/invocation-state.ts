@@ -2,7 +2,12 @@ import { type ApprovalEntry, approvalsOf, pendingApprovals } from '../approvals/
 import { MeshError } from '../errors/mesh-error.js';
 import { compareCallIds } from '../ids.js';
 import type { CallRecord } from '../wire/call-record.js';
-import type { CodedError, InvocationStatus, InvocationView } from '../wire/invocation-view.js';
+import {
+  type CodedError,
+  type InvocationStatus,
+  type InvocationView,
+  isTerminal,
+} from '../wire/invocation-view.js';
 import { decodeSessionHistory, type SessionMessage } from './session-message.js';
 
 /** An invocation's persisted state, decoded from its Redis hash. Times are epoch milliseconds. */
@@ -147,8 +152,6 @@ export function decodeCalls(h: Record<string, string>): CallRecord[] {
 
 const iso = (ms: number) => new Date(ms).toISOString();
 
-const TERMINAL = new Set(['succeeded', 'failed', 'cancelled']);
-
 /** The public InvocationView of a state and its call records. */
 export function toInvocationView(s: InvocationState, calls: CallRecord[]): InvocationView {
   const view: InvocationView = {
@@ -179,7 +182,7 @@ export function toInvocationView(s: InvocationState, calls: CallRecord[]): Invoc
       return c;
     }),
     // A terminal invocation waits for nothing: its undecided approvals are moot.
-    pendingApprovals: TERMINAL.has(s.status) ? [] : pendingApprovals(s.approvals),
+    pendingApprovals: isTerminal(s.status) ? [] : pendingApprovals(s.approvals),
   };
   if (s.output !== undefined) view.output = s.output;
   if (s.error) view.error = s.error;

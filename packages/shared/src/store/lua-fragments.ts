@@ -1,4 +1,5 @@
 import { EVENT_STREAM_MAXLEN } from '../defaults.js';
+import { TERMINAL_STATUSES } from '../wire/invocation-view.js';
 
 // Appends a `status` event for an invocation to its tree's log (for the steps of lua-scripts.ts and
 // ending-scripts.ts). The TypeScript twin is encodeEvent (wire/mesh-event.ts), for events whose
@@ -12,6 +13,14 @@ local function statusEvent(inv, events, status, at)
   local parent = redis.call('HGET', inv, 'parentId')
   if parent then e.parentId = parent end
   redis.call('XADD', events, 'MAXLEN', '~', '${EVENT_STREAM_MAXLEN}', '*', 'e', cjson.encode(e))
+end
+`;
+
+// Whether an invocation's status is terminal (TERMINAL_STATUSES, the TypeScript side's list): nil,
+// an invocation that does not exist, is not.
+export const IS_TERMINAL = `
+local function isTerminal(status)
+  return ${TERMINAL_STATUSES.map((s) => `status == '${s}'`).join(' or ')}
 end
 `;
 

@@ -1,5 +1,5 @@
 import { EVENT_STREAM_MAXLEN } from '../defaults.js';
-import { SPEND_BUDGET, STATUS_EVENT, WRITE_RECORD } from './lua-fragments.js';
+import { IS_TERMINAL, SPEND_BUDGET, STATUS_EVENT, WRITE_RECORD } from './lua-fragments.js';
 
 /**
  * The Lua steps that change invocation state. Each runs atomically on one tree's slot; every
@@ -29,11 +29,11 @@ export interface LuaScript {
  * The step is the function `meshActivate(inv, calls, events, argv)` (ACTIVATE_FUNCTION), so that
  * the runner's take of a job from its queue can run it in the same step (fetch-scripts.ts).
  */
-export const ACTIVATE_FUNCTION = `${STATUS_EVENT}
+export const ACTIVATE_FUNCTION = `${STATUS_EVENT}${IS_TERMINAL}
 local function meshActivate(inv, calls, events, argv)
   local status = redis.call('HGET', inv, 'status')
   if not status then return nil end
-  if status == 'succeeded' or status == 'failed' or status == 'cancelled' then
+  if isTerminal(status) then
     return {0, 0, redis.call('HGETALL', inv), redis.call('HGETALL', calls), ''}
   end
   local recovered = 0

@@ -1,4 +1,4 @@
-import { FINISH, FINISH_FUNCTION } from '@agentmesh/shared';
+import { FINISH, FINISH_FUNCTION, IS_TERMINAL } from '@agentmesh/shared';
 import { FencedOutError } from '../store/activation.js';
 
 const MARK = 'agentmesh:finish:1';
@@ -24,7 +24,7 @@ const FINISH_KEYS = FINISH.numberOfKeys!;
  * so no worker wakes for it. (Were that take never to run, the parent waits for a worker's next
  * fetch, at most its block's timeout away.)
  */
-export const FINISH_PRELUDE = `${FINISH_FUNCTION}
+export const FINISH_PRELUDE = `${FINISH_FUNCTION}${IS_TERMINAL}
 local meshHandUpId
 local function meshHandUp(queueKey, parentId)
   return meshHandUpId == parentId and redis.call('LLEN', queueKey .. ':wait') == 0
@@ -43,7 +43,7 @@ local function meshFinishFirst()
   if ARGV[at + ${FINISH_KEYS + 2} + n] == '${HAND_UP}' then meshHandUpId = ARGV[at + ${FINISH_KEYS + 3} + n] end
   if meshFinish(keys, argv) == 1 then return nil end
   local status = redis.call('HGET', keys[1], 'status')
-  if status == 'succeeded' or status == 'failed' or status == 'cancelled' then return ${ENDED} end
+  if isTerminal(status) then return ${ENDED} end
   return ${FENCED}
 end
 do

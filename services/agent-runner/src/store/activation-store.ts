@@ -7,6 +7,7 @@ import {
   finishArgs,
   type InvocationState,
   isRedisCluster,
+  isTerminal,
   type KeyLayout,
   MeshError,
   type MeshEventType,
@@ -214,8 +215,7 @@ export class ActivationStore {
     const ret = await this.send(by, 'mesh_finish', args);
     if (ret !== 1 && epoch !== undefined) {
       const status = await this.redis.hget(this.keys.invocation(s.rootId, s.id), 'status');
-      if (status !== 'succeeded' && status !== 'failed' && status !== 'cancelled')
-        throw new FencedOutError(s.id);
+      if (!isTerminal(status ?? '')) throw new FencedOutError(s.id);
     }
     return ret === 1;
   }
