@@ -62,16 +62,28 @@ async function setup(t: Test, opts: { ready?: () => boolean } = {}) {
     5000,
     () => 'no block',
   );
-  return { gateway, queue, worker, seen, blocked, prefix };
+  /** Until the worker is registered as blocked. */
+  const registered = () =>
+    waitUntil(
+      async () => (await gateway.zscore(blocked, 'r1')) !== null,
+      5000,
+      () => 'no registration',
+    );
+  /** Adds a plain job `id` and waits until the worker has run it: the `n`th job run. */
+  const addAndRun = async (id: string, n: number) => {
+    await queue.add('solo', {}, { jobId: id });
+    await waitUntil(
+      async () => seen.length === n,
+      15_000,
+      () => `${id} not run`,
+    );
+  };
+  return { gateway, queue, worker, seen, blocked, prefix, registered, addAndRun };
 }
 
 t.test('a job added while the worker blocks is handed to it, taken and activated in the add', async (t) => {
-  const { gateway, queue, seen, blocked } = await setup(t);
-  await waitUntil(
-    async () => (await gateway.zscore(blocked, 'r1')) !== null,
-    5000,
-    () => 'no registration',
-  );
+  const { gateway, queue, seen, registered } = await setup(t);
+  await registered();
   const scripts = meshScripts(gateway);
   await createRootInvocation(scripts, keys, 'inv_a');
   const watch = await monitorRedis(server.port);
@@ -112,50 +124,24 @@ t.test('a job added while the worker blocks is handed to it, taken and activated
 
 t.test('a lapsed registration, a worker with no free slot and a withdrawn runner get nothing', async (t) => {
   let free = true;
-  const { gateway, queue, seen, blocked, worker } = await setup(t, { ready: () => free });
-  await waitUntil(
-    async () => (await gateway.zscore(blocked, 'r1')) !== null,
-    5000,
-    () => 'no registration',
-  );
+  const { gateway, queue, seen, blocked, worker, registered, addAndRun } = await setup(t, {
+    ready: () => free,
+  });
+  await registered();
   // Lapsed: its score (when the block ends, by Redis's clock) is past.
   await gateway.zadd(blocked, 1, 'r1');
-  await queue.add('solo', {}, { jobId: 'lapsed' });
-  await waitUntil(
-    async () => seen.length === 1,
-    15_000,
-    () => 'not run',
-  );
+  await addAndRun('lapsed', 1);
   t.notMatch(seen[0]!.token, /:d:/, 'taken by the worker itself, woken by the marker');
   // No free slot: it blocks again without registering.
   free = false;
-  await queue.add('solo', {}, { jobId: 'kick' }); // ends its block, so its next one is unregistered
-  await waitUntil(
-    async () => seen.length === 2,
-    15_000,
-    () => 'kick not run',
-  );
+  await addAndRun('kick', 2); // ends its block, so its next one is unregistered
   await new Promise((r) => setTimeout(r, 100));
   t.equal(await gateway.zscore(blocked, 'r1'), null, 'not registered without a free slot');
   free = true;
-  await queue.add('solo', {}, { jobId: 'free-again' }); // its next block registers
-  await waitUntil(
-    async () => seen.length === 3,
-    15_000,
-    () => 'free-again not run',
-  );
-  await waitUntil(
-    async () => (await gateway.zscore(blocked, 'r1')) !== null,
-    5000,
-    () => 'no registration',
-  );
+  await addAndRun('free-again', 3); // its next block registers
+  await registered();
   await withdrawDispatches(gateway, [worker], 'r1');
   t.equal(await gateway.hget(dispatchKeys.offers(queue.toKey('')), 'r1'), null, 'its offer is gone');
-  await queue.add('solo', {}, { jobId: 'withdrawn' });
-  await waitUntil(
-    async () => seen.length === 4,
-    15_000,
-    () => 'withdrawn not run',
-  );
+  await addAndRun('withdrawn', 4);
   t.notMatch(seen[3]!.token, /:d:/, 'a withdrawn runner is handed nothing');
 });
