@@ -65,6 +65,7 @@ t.test(
       () => 'the other runner to re-issue the call',
     );
     t.equal(reissued.status, 'started', 'the call was re-issued while the tool still ran');
+    t.equal(reissued.attempt, 2, 'recorded as its second attempt');
     fs.writeFileSync(`${log}.release`, '');
     const done = await mesh.waitForStatus(id, 'succeeded', 60_000, () => 'the invocation to finish');
     t.equal(done.output, 'transferred 5', "the model's answer is the tool's real result");
@@ -77,5 +78,9 @@ t.test(
     const call = done.calls.find((c: { kind: string }) => c.kind === 'tool');
     t.equal(call.status, 'succeeded');
     t.not(call.runner, killed, 'the call was recorded by the runner that took over');
+    t.equal(call.attempt, 2, 'the view marks the call as re-run after a crash (DESIGN §18)');
+    t.equal(done.calls.find((c: { kind: string }) => c.kind === 'model').attempt, undefined, 'not the others');
+    const detail = await mesh.get(`/invocations/${id}/calls/${call.callId}`);
+    t.match(detail.json, { attempt: 2, status: 'succeeded', request: { arguments: { amount: 5 } } });
   },
 );

@@ -26,6 +26,7 @@ import { mcpRoutes } from './mcp/mcp-route.js';
 import { MeshState } from './mesh-state.js';
 import { agentRoutes } from './routes/agents.js';
 import { approvalRoutes } from './routes/approvals.js';
+import { callRoutes } from './routes/calls.js';
 import { eventRoutes } from './routes/events.js';
 import { healthRoutes } from './routes/health.js';
 import { invocationRoutes } from './routes/invocations.js';
@@ -183,6 +184,7 @@ export async function buildGateway(opts: GatewayOptions): Promise<Gateway> {
     maxTimeoutSeconds: opts.maxTimeoutSeconds ?? 86_400,
   });
   await app.register(invocationRoutes, { invocations, redis, keys });
+  await app.register(callRoutes, { scripts: meshScripts(redis), keys, mesh });
   await app.register(approvalRoutes, {
     redis,
     scripts: meshScripts(redis),

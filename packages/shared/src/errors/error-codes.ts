@@ -62,6 +62,12 @@ export const ERROR_CODES = {
     fault: 'user',
     message: 'The invocation has no approval with call id {callId}.',
   },
+  call_not_found: {
+    status: 404,
+    retryable: false,
+    fault: 'user',
+    message: 'The invocation has no call with id {callId}.',
+  },
   approval_conflict: {
     status: 409,
     retryable: false,

@@ -23,7 +23,7 @@ export function truncateResult(text: string, maxBytes: number): string {
 }
 
 /** The longest prefix of `bytes` of at most `limit` bytes that ends on a whole UTF-8 character. */
-function cutAtCharBoundary(bytes: Buffer, limit: number): string {
+export function cutAtCharBoundary(bytes: Buffer, limit: number): string {
   let end = Math.min(limit, bytes.length);
   // 0b10xxxxxx is a continuation byte: the character started earlier, so it does not fit.
   while (end > 0 && end < bytes.length && ((bytes[end] ?? 0) & 0xc0) === 0x80) end--;

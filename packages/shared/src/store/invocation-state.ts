@@ -179,6 +179,7 @@ export function toInvocationView(s: InvocationState, calls: CallRecord[]): Invoc
       if (r.finishedAt) c.finishedAt = r.finishedAt;
       if (r.childId) c.childId = r.childId;
       if (r.runner) c.runner = r.runner;
+      if (r.attempt !== undefined && r.attempt > 1) c.attempt = r.attempt;
       return c;
     }),
     // A terminal invocation waits for nothing: its undecided approvals are moot.

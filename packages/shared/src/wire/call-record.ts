@@ -28,6 +28,8 @@ export const CallRecord = Type.Object({
   startedAt: Type.String(),
   finishedAt: Type.Optional(Type.String()),
   runner: Type.Optional(Type.String()),
+  /** How many times the call was started: 2 and more when it was re-run after a crash (absent = 1). */
+  attempt: Type.Optional(Type.Integer({ minimum: 1 })),
   /** Sub-agent calls: the child invocation, from the moment it is submitted. */
   childId: Type.Optional(Type.String()),
   /** Model calls: the reply. */

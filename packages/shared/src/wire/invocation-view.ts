@@ -59,6 +59,12 @@ export const CallView = Type.Object({
   finishedAt: Type.Optional(Type.String({ format: 'date-time' })),
   childId: Type.Optional(Type.String()),
   runner: Type.Optional(Type.String()),
+  attempt: Type.Optional(
+    Type.Integer({
+      minimum: 2,
+      description: 'Present when the call was re-run after a crash: how many times it was started.',
+    }),
+  ),
 });
 export type CallView = Static<typeof CallView>;
 

@@ -9,6 +9,7 @@ import {
 } from '@agentmesh/shared';
 import { agentLabel } from '../metrics.js';
 import type { Activation } from '../store/activation-store.js';
+import { nextAttempt } from '../store/next-attempt.js';
 import { publicError } from './public-error.js';
 import type { RunnerContext } from './runner-context.js';
 
@@ -28,7 +29,7 @@ export async function callModel(
   // Recorded with ACTIVATE already: turn 0 of a fresh activation, or the call a resumed parent named.
   const prestarted = activation.prestarted === callId ? activation.records.get(callId) : undefined;
   activation.prestarted = undefined;
-  const started = prestarted ?? startedRecord(ctx, agent, callId);
+  const started = prestarted ?? startedRecord(ctx, agent, callId, activation.records.get(callId));
   if (!prestarted) await ctx.store.record(activation, started);
   const label = { agent: agentLabel(ctx.plan, agent.name) };
   const t0 = performance.now();
@@ -86,8 +87,16 @@ export async function callModel(
   return undefined;
 }
 
-/** A model call's `started` record, written before the call so a crash leaves it in doubt. */
-function startedRecord(ctx: RunnerContext, agent: AgentPlan, callId: string): CallRecord {
+/**
+ * A model call's `started` record, written before the call so a crash leaves it in doubt; one
+ * left in doubt (`prev`) is re-issued as its next attempt.
+ */
+function startedRecord(
+  ctx: RunnerContext,
+  agent: AgentPlan,
+  callId: string,
+  prev: CallRecord | undefined,
+): CallRecord {
   return {
     v: 1,
     callId,
@@ -96,6 +105,7 @@ function startedRecord(ctx: RunnerContext, agent: AgentPlan, callId: string): Ca
     status: 'started',
     startedAt: new Date().toISOString(),
     runner: ctx.runnerId,
+    ...nextAttempt(prev),
   };
 }
 

@@ -12,6 +12,7 @@ import {
 } from '@agentmesh/shared';
 import { agentLabel, toolLabel } from '../metrics.js';
 import type { Activation } from '../store/activation-store.js';
+import { nextAttempt } from '../store/next-attempt.js';
 import type { RunnerContext } from './runner-context.js';
 
 type ToolCall = Extract<PlannedCall, { args: Record<string, unknown> }>;
@@ -92,6 +93,7 @@ async function runTool(
     startedAt: new Date().toISOString(),
     runner: ctx.runnerId,
     providerId: c.providerId,
+    ...nextAttempt(activation.records.get(c.callId)),
   };
   await ctx.store.record(activation, started);
   const info = ctx.catalogue().get(c.name);

@@ -1,4 +1,4 @@
-import { InvocationView, MeshEvent } from '@agentmesh/shared';
+import { CallDetail, InvocationView, MeshEvent } from '@agentmesh/shared';
 import swagger from '@fastify/swagger';
 import swaggerUi, { type FastifySwaggerUiOptions } from '@fastify/swagger-ui';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
@@ -46,6 +46,7 @@ export interface DocsOptions {
 export async function registerDocs(app: FastifyInstance, opts: DocsOptions): Promise<void> {
   app.addSchema({ $id: 'InvocationView', ...InvocationView });
   app.addSchema({ $id: 'MeshEvent', ...MeshEvent });
+  app.addSchema({ $id: 'CallDetail', ...CallDetail });
   app.addSchema(AgentDescriptionSchema);
   await app.register(swagger, {
     openapi: {

@@ -170,6 +170,7 @@ export class CodeAgentReplay {
           callId,
           label,
           fn,
+          record,
         ),
       );
     } finally {

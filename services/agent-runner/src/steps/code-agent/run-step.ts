@@ -1,4 +1,5 @@
 import { type CallRecord, codedError, normalizeResult } from '@agentmesh/shared';
+import { nextAttempt } from '../../store/next-attempt.js';
 import type { ReplayMemory } from './replay-memory.js';
 import { never } from './replay-outcome.js';
 
@@ -15,13 +16,15 @@ export interface StepHost {
 /**
  * Runs `fn` as the durable step `callId` (`ctx.step`): recorded `started` with the memory writes made
  * before it, then with its outcome (the JSON result, or its error as `agent_failed`) and the writes
- * made while it ran, so a replay answers it from the record and skips `fn`.
+ * made while it ran, so a replay answers it from the record and skips `fn`. `prev`: its record
+ * left `started` by a crash, when this runs it again.
  */
 export async function runStep<T>(
   host: StepHost,
   callId: string,
   label: string,
   fn: () => Promise<T> | T,
+  prev?: CallRecord,
 ): Promise<T> {
   const before = host.memory.take();
   const started: CallRecord = {
@@ -32,6 +35,7 @@ export async function runStep<T>(
     status: 'started',
     startedAt: new Date().toISOString(),
     runner: host.runnerId,
+    ...nextAttempt(prev),
     ...(before.length > 0 ? { memory: before } : {}),
   };
   await host.write(started, before);
