@@ -79,7 +79,11 @@ t.test(
     t.equal(call.status, 'succeeded');
     t.not(call.runner, killed, 'the call was recorded by the runner that took over');
     t.equal(call.attempt, 2, 'the view marks the call as re-run after a crash (DESIGN §18)');
-    t.equal(done.calls.find((c: { kind: string }) => c.kind === 'model').attempt, undefined, 'not the others');
+    t.equal(
+      done.calls.find((c: { kind: string }) => c.kind === 'model').attempt,
+      undefined,
+      'not the others',
+    );
     const detail = await mesh.get(`/invocations/${id}/calls/${call.callId}`);
     t.match(detail.json, { attempt: 2, status: 'succeeded', request: { arguments: { amount: 5 } } });
   },
