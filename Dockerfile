@@ -1,16 +1,18 @@
 # One image for every agentmesh service; the compose file picks the service by command.
-# Build stage: compile the TypeScript once (`npm run build` writes each workspace's dist/).
+# Build stage: compile the TypeScript once (`npm run build` writes each workspace's dist/), and
+# build the console the gateway serves at /ui (packages/console/dist, copied with packages/).
 FROM node:20-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
 COPY packages/shared/package.json packages/shared/
+COPY packages/console/package.json packages/console/
 COPY services/gateway/package.json services/gateway/
 COPY services/agent-runner/package.json services/agent-runner/
 COPY services/tool-host/package.json services/tool-host/
 COPY test/support/package.json test/support/
 RUN npm ci --no-audit --no-fund
 COPY . .
-RUN npm run build && npm run build:demo
+RUN npm run build && npm run build:demo && npm run build:console
 
 # Run stage: compiled JavaScript run by node, production dependencies only: no TypeScript compiler,
 # no test tools, and no TypeScript runtime (tsx, optional for @agentmesh/shared, is omitted). The
@@ -28,6 +30,7 @@ WORKDIR /app
 ENV NODE_ENV=production HOST=0.0.0.0
 COPY package.json package-lock.json ./
 COPY packages/shared/package.json packages/shared/
+COPY packages/console/package.json packages/console/
 COPY services/gateway/package.json services/gateway/
 COPY services/agent-runner/package.json services/agent-runner/
 COPY services/tool-host/package.json services/tool-host/

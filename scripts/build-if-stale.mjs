@@ -2,6 +2,7 @@
 // incremental check still loads every program (about 10 s of CPU for the four workspaces) to find
 // that nothing changed. Stale means: a workspace has no build info yet, or a source, tsconfig or
 // package manifest is newer than the oldest build info. Then the whole `npm run build` runs.
+// The console the gateway serves (DESIGN §18) is built by its own script, stale-checked the same way.
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -41,6 +42,8 @@ function isStale() {
   const newestInput = Math.max(...inputs, ...workspaces.map((w) => newestUnder(path.join(root, w, 'src'))));
   return newestInput > Math.min(...built);
 }
+
+execFileSync(process.execPath, [path.join(root, 'scripts/build-console.mjs')], { stdio: 'inherit' });
 
 if (isStale()) {
   execFileSync('npm', ['run', '-s', 'build'], { cwd: root, stdio: 'inherit' });

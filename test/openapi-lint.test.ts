@@ -98,6 +98,7 @@ t.test('every operation has an operationId, a summary, security and described re
     'get /healthz',
     'get /invocations',
     'get /invocations/{id}',
+    'get /invocations/{id}/calls/{callId}',
     'get /invocations/{id}/events',
     'get /metrics',
     'get /readyz',

@@ -32,6 +32,7 @@ import { healthRoutes } from './routes/health.js';
 import { invocationRoutes } from './routes/invocations.js';
 import { sessionRoutes } from './routes/sessions.js';
 import { installAuth } from './setup/auth.js';
+import { registerConsole } from './setup/console.js';
 import { registerDocs } from './setup/docs.js';
 import { installErrorHandler } from './setup/error-handler.js';
 import { clientErrorHandler, frameworkErrors, installFrameworkErrors } from './setup/framework-errors.js';
@@ -70,6 +71,8 @@ export interface GatewayOptions {
   publicUrl?: string;
   /** How long `POST /mcp`'s tools/call waits for the agent (MESH_MCP_WAIT_SECONDS, default 300 s). */
   mcpWaitSeconds?: number;
+  /** The console's built files (DESIGN §18), served at /ui; default the @agentmesh/console build. */
+  consoleDir?: string;
   /** How long a session lives after its last use (MESH_SESSION_TTL_SECONDS, default 30 days). */
   sessionTtlSeconds?: number;
 }
@@ -176,6 +179,7 @@ export async function buildGateway(opts: GatewayOptions): Promise<Gateway> {
   installAuth(app, apiKeys);
   const registry = installMetrics(app, queues);
   await registerDocs(app, { auth: apiKeys !== undefined, publicUrl: opts.publicUrl });
+  await registerConsole(app, { auth: apiKeys !== undefined, dir: opts.consoleDir });
   await app.register(healthRoutes, { redis, keys, mesh, registry });
   await app.register(agentRoutes, {
     mesh,

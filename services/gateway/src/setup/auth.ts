@@ -12,6 +12,7 @@ declare module 'fastify' {
 
 // Routes anyone may call with auth on (by route pattern, so `/metrics?x` or `/docs/` match too).
 // The Swagger UI page and its static assets hold no mesh data; `/docs/json` and `/docs/yaml` do.
+// Nor does the console (`/ui` and its assets, DESIGN §18): its data comes from the API, with a key.
 const OPEN_ROUTES = new Set([
   '/healthz',
   '/readyz',
@@ -24,7 +25,11 @@ const OPEN_ROUTES = new Set([
 ]);
 /** True for a route pattern anyone may call with auth on (the document gives it `security: []`). */
 export const isOpen = (route: string | undefined): boolean =>
-  route !== undefined && (OPEN_ROUTES.has(route) || route.startsWith('/docs/static/'));
+  route !== undefined &&
+  (OPEN_ROUTES.has(route) ||
+    route.startsWith('/docs/static/') ||
+    route === '/ui' ||
+    route.startsWith('/ui/'));
 
 /** `Authorization: Bearer <token>` → the token; undefined for anything else. */
 function bearerToken(header: string | undefined): string | undefined {

@@ -1,0 +1,322 @@
+// The console (/ui, DESIGN §18) in real Chromium against a real mesh: the invocations list follows
+// the mesh live; a three-level tree with parallel children nests every node under the delegation
+// that started it; Approve, Reject and Cancel from the page act as the API would; a click on a
+// call shows what it did; the agents form starts a run. No request leaves the origin, and the page
+// logs no error. Screenshots of the live tree land in docs/images with UPDATE_SCREENSHOTS=1.
+import t from 'tap';
+import { type ConsolePage, hasChromium, openConsole, treeOf } from './support/console-browser.js';
+import { type SeenRequest, toolMessagesOf, turnOf } from './support/fake-model.js';
+import { startMesh, type TestMesh } from './support/mesh.js';
+import { waitUntil } from './support/wait-until.js';
+
+const AGENTS = `
+  planner:
+    instructions: "@agent planner"
+    tools: [lookup]
+    subagents: [researcher]
+  researcher:
+    description: Researches one topic.
+    instructions: "@agent researcher"
+    subagents: [checker]
+  checker:
+    description: Checks one claim.
+    instructions: "@agent checker"
+  buyer: {instructions: "@agent buyer", tools: [charge]}
+  slow: {instructions: "@agent slow"}
+  former:
+    description: Files a report.
+    instructions: "@agent former"
+    input:
+      type: object
+      properties:
+        topic: {type: string, description: What the report is about}
+        count: {type: integer}
+        urgent: {type: boolean}
+      required: [topic]
+`;
+
+const userText = (r: SeenRequest) => r.messages.find((m) => m.role === 'user')?.content ?? '';
+
+function script(r: SeenRequest) {
+  const first = turnOf(r) === 0;
+  switch (r.agent) {
+    case 'planner':
+      return first
+        ? {
+            content: 'Planning the research.',
+            calls: [
+              { name: '_subagent_researcher', args: { prompt: 'alpha' } },
+              { name: '_subagent_researcher', args: { prompt: 'beta' } },
+              { name: 'lookup', args: { q: 'mesh' } },
+            ],
+            latencyMs: 300,
+          }
+        : { final: `plan done: ${toolMessagesOf(r).length} results`, latencyMs: 300 };
+    case 'researcher':
+      return first
+        ? {
+            calls: [
+              { name: '_subagent_checker', args: { prompt: `${userText(r)} holds` } },
+              { name: '_subagent_checker', args: { prompt: `${userText(r)} is new` } },
+            ],
+            latencyMs: 300,
+          }
+        : { final: `researched ${userText(r)}`, latencyMs: 300 };
+    case 'checker':
+      return { final: `checked: ${userText(r)}`, latencyMs: 1200 };
+    case 'buyer':
+      return first
+        ? { calls: [{ name: 'charge', args: { amount: Number(userText(r)) } }] }
+        : { final: toolMessagesOf(r)[0]?.content ?? '' };
+    case 'slow':
+      return { final: 'too late', latencyMs: 120_000 };
+    default:
+      return { final: `filed ${userText(r)}` };
+  }
+}
+
+if (!hasChromium()) {
+  t.plan(0, '/usr/bin/chromium is absent (apt-get install chromium; in CI this test runs)');
+} else {
+  const runs = { charge: 0 };
+  const mesh = await startMesh(t, {
+    agentsYaml: AGENTS,
+    script,
+    tools: [
+      {
+        name: 'lookup',
+        description: 'Looks a word up.',
+        input: { type: 'object', properties: { q: { type: 'string' } } },
+        run: async (args: unknown) => ({ q: (args as { q: string }).q, found: 'a network of services' }),
+      },
+      {
+        name: 'charge',
+        description: 'Charges money.',
+        input: { type: 'object', properties: { amount: { type: 'number' } } },
+        needsApproval: true,
+        run: async (args: unknown) => {
+          runs.charge++;
+          return `charged ${(args as { amount: number }).amount}`;
+        },
+      },
+    ],
+  });
+  await mesh.gateway.app.listen({ port: 0, host: '127.0.0.1' });
+  const base = `http://127.0.0.1:${(mesh.gateway.app.server.address() as { port: number }).port}`;
+  const ui = await openConsole(t, base);
+  const { page } = ui;
+  const node = (id: string) => page.locator(`[data-role="node"][data-invocation-id="${id}"]`);
+  const start = async (agent: string, body: unknown) => {
+    const res = await mesh.invoke(agent, body, 'wait=0');
+    t.equal(res.status, 202, `${agent} started`);
+    return res.json.id as string;
+  };
+  const open = async (id: string) => {
+    await page.goto(`${base}/ui#/invocations/${id}`);
+    await node(id).waitFor({ timeout: 30_000 });
+  };
+  const statusOf = (id: string, status: string) =>
+    page.waitForSelector(`[data-role="node"][data-invocation-id="${id}"][data-status="${status}"]`, {
+      timeout: 60_000,
+    });
+
+  t.test('the invocations list shows new runs live, and its filters narrow it', async (t) => {
+    await page.goto(`${base}/ui`);
+    await page.waitForSelector('[data-role="filter-agent"]');
+    const checker = await start('checker', { prompt: 'listed' });
+    // No reload: the row appears, and its status follows the run to its end.
+    const row = page.locator(`[data-role="invocation-row"][data-invocation-id="${checker}"]`);
+    await row.waitFor({ timeout: 30_000 });
+    await page.waitForSelector(
+      `[data-role="invocation-row"][data-invocation-id="${checker}"][data-status="succeeded"]`,
+      { timeout: 30_000 },
+    );
+    const former = await start('former', { topic: 'filters' });
+    await page.locator(`[data-role="invocation-row"][data-invocation-id="${former}"]`).waitFor();
+    await page.selectOption('[data-role="filter-agent"]', 'former');
+    await waitUntil(
+      async () => {
+        const ids = await page.$$eval('[data-role="invocation-row"]', (rows) =>
+          rows.map((r) => r.getAttribute('data-invocation-id')),
+        );
+        return ids.length === 1 && ids[0] === former;
+      },
+      15_000,
+      () => 'only the former run to be listed',
+    );
+    await page.selectOption('[data-role="filter-agent"]', '');
+    await page.selectOption('[data-role="filter-status"]', 'running');
+    await waitUntil(
+      async () => (await page.locator('[data-role="invocation-row"]').count()) === 0,
+      15_000,
+      () => 'no running invocation to be listed',
+    );
+    await page.selectOption('[data-role="filter-status"]', '');
+    await page.locator(`[data-role="invocation-row"][data-invocation-id="${checker}"]`).click();
+    await node(checker).waitFor();
+    t.equal(new URL(page.url()).hash, `#/invocations/${checker}`, 'a click opens the run');
+  });
+
+  let plan = '';
+  t.test('a three-level tree with parallel children nests every node under its parent', async (t) => {
+    plan = await start('planner', { prompt: 'research the mesh' });
+    await open(plan);
+    // While the checkers run: the tree as it grows (the screenshot the docs show).
+    await page.waitForSelector('[data-role="node"][data-agent="checker"][data-status="running"]', {
+      timeout: 30_000,
+    });
+    await ui.screenshot('console-tree-live');
+    await statusOf(plan, 'succeeded');
+    const views = await treeViews(mesh, plan);
+    t.equal(views.size, 7, 'a planner, two researchers, four checkers');
+    // Every descendant's terminal status has reached the page too.
+    await waitUntil(
+      async () => (await treeOf(page)).every((n) => n.status === views.get(n.id)?.status),
+      30_000,
+      () => 'every node to show its view status',
+    );
+    const shown = new Map((await treeOf(page)).map((n) => [n.id, n]));
+    t.same([...shown.keys()].sort(), [...views.keys()].sort(), 'one node element per invocation');
+    for (const [id, view] of views) {
+      const n = shown.get(id)!;
+      t.equal(n.agent, view.agent, `${id} agent`);
+      t.equal(n.status, 'succeeded', `${view.agent} ${id} succeeded`);
+      t.equal(n.output, view.output, `${view.agent}'s output element equals its output`);
+      t.same(
+        n.calls.map((c) => [c.callId, c.kind]),
+        view.calls.map((c: { callId: string; kind: string }) => [c.callId, c.kind]),
+        `${view.agent}'s calls`,
+      );
+      if (!view.parentId) {
+        t.equal(n.enclosing, null, 'the root is in no node');
+        t.equal(n.parentCallId, null);
+        continue;
+      }
+      const parent = views.get(view.parentId);
+      const by = parent.calls.find((c: { childId?: string }) => c.childId === id);
+      t.equal(n.enclosing, view.parentId, `${view.agent} is nested in its parent's node element`);
+      t.equal(n.parentCallId, by.callId, 'under the delegation that started it');
+    }
+    // Parallel children: the two researchers ran at the same time (their bars overlap).
+    const researchers = [...views.values()].filter((v) => v.agent === 'researcher');
+    t.ok(
+      Date.parse(researchers[0].startedAt) < Date.parse(researchers[1].finishedAt) &&
+        Date.parse(researchers[1].startedAt) < Date.parse(researchers[0].finishedAt),
+      'the researchers overlap in time',
+    );
+    await ui.screenshot('console-tree');
+  });
+
+  t.test('clicking a tool call shows its arguments and its result', async (t) => {
+    const detail = page.locator('[data-role="call-detail"]');
+    await node(plan).locator('[data-call-id="t0-call2"]').first().click();
+    await detail.getByText('a network of services').waitFor({ timeout: 15_000 });
+    const text = await detail.textContent();
+    t.match(text, /lookup/);
+    t.match(text, /"q": "mesh"/, 'its arguments');
+    t.match(text, /"found": "a network of services"/, 'its result');
+    // The keyboard reaches a call too: its button, then Enter.
+    await node(plan).locator('[data-call-id="t0-model"] button').first().focus();
+    await page.keyboard.press('Enter');
+    await detail.getByText('Planning the research.').waitFor({ timeout: 15_000 });
+    t.match(await detail.textContent(), /research the mesh/, "the model call's messages");
+    await ui.screenshot('console-call-detail');
+  });
+
+  t.test('Approve from the page runs the tool once and the tree resumes', async (t) => {
+    const id = await start('buyer', { prompt: '5' });
+    await open(id);
+    await node(id).locator('[data-action="approve"]').click({ timeout: 30_000 });
+    await statusOf(id, 'succeeded');
+    const view = (await mesh.get(`/invocations/${id}`)).json;
+    t.equal(view.output, 'charged 5');
+    t.equal(runs.charge, 1, 'the tool ran once');
+    t.equal(await node(id).locator('[data-action="approve"]').count(), 0, 'the decision leaves the page');
+  });
+
+  t.test('Reject with a reason from the page: the tool never runs, the model reads the reason', async (t) => {
+    const id = await start('buyer', { prompt: '7' });
+    await open(id);
+    await node(id).locator('[data-role="reject-reason"]').fill('too much', { timeout: 30_000 });
+    await node(id).locator('[data-action="reject"]').click();
+    await statusOf(id, 'succeeded');
+    const view = (await mesh.get(`/invocations/${id}`)).json;
+    t.equal(view.output, 'Tool charge was not approved: too much');
+    t.equal(runs.charge, 1, 'the tool did not run');
+    t.equal(view.calls.find((c: { name: string }) => c.name === 'charge').status, 'rejected');
+  });
+
+  t.test('Cancel from the page cancels the run', async (t) => {
+    const id = await start('slow', { prompt: 'wait' });
+    await open(id);
+    await page.waitForSelector(`[data-invocation-id="${id}"][data-status="running"]`, { timeout: 30_000 });
+    await node(id).locator('[data-action="cancel"]').click();
+    await statusOf(id, 'cancelled');
+    t.equal((await mesh.get(`/invocations/${id}`)).json.status, 'cancelled');
+    t.equal(await node(id).locator('[data-action="cancel"]').count(), 0, 'no Cancel on an ended node');
+  });
+
+  t.test('the agents view describes each agent, and its form starts a run and opens it', async (t) => {
+    await page.goto(`${base}/ui#/agents`);
+    const agent = page.locator('[data-role="agent"][data-agent="former"]');
+    await agent.waitFor({ timeout: 30_000 });
+    t.match(await agent.textContent(), /Files a report\./);
+    t.equal(await page.locator('[data-role="agent"]').count(), 6, 'every agent');
+    const planner = await page.locator('[data-role="agent"][data-agent="planner"]').textContent();
+    t.match(planner, /_subagent_researcher/, 'its callables');
+    const form = agent.locator('[data-role="invoke-form"]');
+    await form.locator('[name="topic"]').fill('tides');
+    await form.locator('[name="count"]').fill('3');
+    await form.locator('[name="urgent"]').check();
+    await form.locator('[data-action="invoke"]').click();
+    await page.waitForURL(/#\/invocations\/inv_/, { timeout: 30_000 });
+    const id = new URL(page.url()).hash.replace('#/invocations/', '');
+    await statusOf(id, 'succeeded');
+    const view = (await mesh.get(`/invocations/${id}`)).json;
+    t.equal(view.agent, 'former');
+    t.same(view.input, { topic: 'tides', count: 3, urgent: true }, 'one field per property, typed');
+  });
+
+  t.test('a narrow window shows the tree without sideways scrolling', async (t) => {
+    await page.setViewportSize({ width: 420, height: 800 });
+    await open(plan);
+    await statusOf(plan, 'succeeded');
+    const overflow = await page.evaluate(() => {
+      const w = globalThis as any;
+      return w.document.documentElement.scrollWidth - w.innerWidth;
+    });
+    t.ok(overflow <= 0, `no horizontal overflow (${overflow} px)`);
+    await ui.screenshot('console-narrow');
+    await page.setViewportSize({ width: 1280, height: 820 });
+  });
+
+  t.test('no request left the origin, and the page logged no error', async (t) => {
+    t.ok(
+      ui.requests.some((u) => u.includes('/ui/assets/')),
+      'the page loaded its own assets',
+    );
+    t.ok(
+      ui.requests.some((u) => u.includes('/ui/favicon.svg')),
+      'and its icon',
+    );
+    t.strictSame(ui.outside, [], 'nothing outside the origin');
+    t.strictSame(ui.errors, [], 'no console error');
+  });
+}
+
+/** Every view of the tree under `root`, by id. */
+async function treeViews(mesh: TestMesh, root: string): Promise<Map<string, any>> {
+  const views = new Map<string, any>();
+  for (let frontier = [root]; frontier.length > 0; ) {
+    const next: string[] = [];
+    for (const id of frontier) {
+      const view = (await mesh.get(`/invocations/${id}`)).json;
+      views.set(id, view);
+      for (const c of view.calls) if (c.childId) next.push(c.childId);
+    }
+    frontier = next;
+  }
+  return views;
+}
+
+export type { ConsolePage };
