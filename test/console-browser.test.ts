@@ -7,6 +7,7 @@ import t from 'tap';
 import { type ConsolePage, hasChromium, openConsole, treeOf } from './support/console-browser.js';
 import { type SeenRequest, toolMessagesOf, turnOf } from './support/fake-model.js';
 import { startMesh, type TestMesh } from './support/mesh.js';
+import { startTcpProxy } from './support/tcp-proxy.js';
 import { waitUntil } from './support/wait-until.js';
 
 const AGENTS = `
@@ -221,6 +222,47 @@ if (!hasChromium()) {
     await detail.getByText('Planning the research.').waitFor({ timeout: 15_000 });
     t.match(await detail.textContent(), /research the mesh/, "the model call's messages");
     await ui.screenshot('console-call-detail');
+  });
+
+  t.test('after a dropped connection the page resumes the event stream where it was', async (t) => {
+    // A page reaching the gateway through a proxy that drops every connection for a moment.
+    const proxy = await startTcpProxy(Number(new URL(base).port));
+    t.teardown(() => proxy.close());
+    const via = await ui.browser.newPage();
+    t.teardown(() => via.close());
+    const streams: (string | undefined)[] = [];
+    via.on('request', (r) => {
+      if (r.url().endsWith('/events')) streams.push(r.headers()['last-event-id']);
+    });
+    const id = await start('planner', { prompt: 'resume' });
+    await via.goto(`http://127.0.0.1:${proxy.port}/ui#/invocations/${id}`);
+    await via.waitForSelector('[data-role="node"][data-agent="checker"][data-status="running"]', {
+      timeout: 30_000,
+    });
+    await via.locator('.conn.c-live').waitFor();
+    proxy.cut();
+    await new Promise((r) => setTimeout(r, 300));
+    proxy.release();
+    await via.waitForSelector(`[data-role="node"][data-invocation-id="${id}"][data-status="succeeded"]`, {
+      timeout: 60_000,
+    });
+    const views = await treeViews(mesh, id);
+    await waitUntil(
+      async () => (await treeOf(via)).filter((n) => n.status === 'succeeded').length === views.size,
+      30_000,
+      () => 'every node to succeed on the page',
+    );
+    t.equal(streams[0], undefined, 'the first stream starts from the beginning');
+    t.ok(
+      streams.slice(1).some((h) => h !== undefined && /^\d+-\d+$/.test(h)),
+      `a reconnect resumed after the last event it had (${JSON.stringify(streams)})`,
+    );
+    const shown = await treeOf(via);
+    t.same(
+      shown.map((n) => [n.id, n.enclosing]).sort(),
+      [...views.values()].map((v) => [v.id, v.parentId ?? null]).sort(),
+      'the whole tree, nested',
+    );
   });
 
   t.test('Approve from the page runs the tool once and the tree resumes', async (t) => {
