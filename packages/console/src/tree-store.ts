@@ -243,6 +243,9 @@ export class TreeStore {
     }
     const data = (e.data ?? {}) as Record<string, unknown>;
     const m = node.value;
+    // A node whose view is terminal changes no more: a replayed event of it only brings text.
+    const settled = m.view !== undefined && isTerminal(m.view.status);
+    if (settled && type !== 'model_call') return;
     switch (type) {
       case 'status':
         if (typeof data.status === 'string') node.value = { ...m, status: data.status as InvocationStatus };
@@ -250,8 +253,10 @@ export class TreeStore {
       case 'model_call':
         if (typeof data.callId === 'string') {
           const text = typeof data.content === 'string' ? data.content : '';
-          node.value = { ...m, texts: { ...m.texts, [data.callId]: text } };
+          if (m.texts[data.callId] !== text)
+            node.value = { ...m, texts: { ...m.texts, [data.callId]: text } };
         }
+        if (settled) return;
         break;
       case 'delta':
         if (typeof data.callId === 'string') {
