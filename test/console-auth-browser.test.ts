@@ -72,7 +72,7 @@ if (!hasChromium()) {
     });
     const api = apiRequests();
     t.ok(
-      api.some((r) => r.url().endsWith(`/invocations/${mine}/events`)),
+      api.some((r) => r.url().endsWith(`/invocations/${mine}/events?deltas=true`)),
       'the tree followed its event stream',
     );
     for (const r of api) {

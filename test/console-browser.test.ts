@@ -250,7 +250,7 @@ if (!hasChromium()) {
     t.teardown(() => via.close());
     const streams: (string | undefined)[] = [];
     via.on('request', (r) => {
-      if (r.url().endsWith('/events')) streams.push(r.headers()['last-event-id']);
+      if (r.url().includes('/events?')) streams.push(r.headers()['last-event-id']);
     });
     const id = await start('planner', { prompt: 'resume' });
     await via.goto(`http://127.0.0.1:${proxy.port}/ui#/invocations/${id}`);

@@ -140,8 +140,8 @@ export class TreeStore {
   }
 
   private eventsUrl(): string {
-    // Deltas (DESIGN §17) once the gateway knows them; it answers 400 to an unknown parameter.
-    return `/invocations/${this.rootId}/events`;
+    // With each model call's text as it is written (DESIGN §17 `delta` events).
+    return `/invocations/${this.rootId}/events?deltas=true`;
   }
 
   private add(model: NodeModel): Signal<NodeModel> {
