@@ -1,7 +1,9 @@
 import { useComputed } from '@preact/signals';
+import { config } from '../config';
 import { duration, ms } from '../format';
 import type { TreeStore } from '../tree-store';
 import type { CallView } from '../types';
+import { ForkActions } from './fork-actions';
 import { Bar } from './node-view';
 
 const KIND: Record<string, string> = { model: 'model', tool: 'tool', subagent: 'delegation' };
@@ -50,6 +52,7 @@ export function CallRow({ store, nodeId, call }: { store: TreeStore; nodeId: str
           <Bar start={start - t0} end={open ? undefined : (end ?? start) - t0} status={call.status} />
         )}
       </button>
+      {config.value?.fork && <ForkActions nodeId={nodeId} call={call} />}
     </div>
   );
 }

@@ -28,7 +28,8 @@ export function consoleDir(): string {
  * Serves the console (DESIGN §18) at `/ui`: its index page at `/ui` and `/ui/`, its assets under
  * `/ui/` (hashed names, cached for good; the page itself revalidated), without a key, like /docs,
  * and outside the OpenAPI document; `/ui/config.json` tells the page whether keys are required,
- * so that it asks for one before any request (a 401 would log a console error). A gateway whose
+ * so that it asks for one before any request (a 401 would log a console error), and whether this
+ * gateway forks. A gateway whose
  * console was not built answers 503 there.
  */
 export async function registerConsole(
@@ -64,8 +65,11 @@ export async function registerConsole(
       },
     });
     scope.get('/ui', { schema: { hide: true } }, (_req, reply: FastifyReply) => reply.sendFile('index.html'));
+    // `fork`: this gateway re-runs from a call (DESIGN §19), so the page offers it on every call.
     scope.get('/ui/config.json', { schema: { hide: true } }, async (_req, reply) =>
-      reply.header('cache-control', 'no-store').send({ auth: opts.auth }),
+      reply
+        .header('cache-control', 'no-store')
+        .send({ auth: opts.auth, fork: app.hasRoute({ method: 'POST', url: '/invocations/:id/fork' }) }),
     );
   });
 }
