@@ -19,6 +19,10 @@ export interface CallView {
   childId?: string;
   runner?: string;
   attempt?: number;
+  /** A fork reused it from the invocation it was forked from (DESIGN §19). */
+  reused?: boolean;
+  /** The fork request gave its result: it never ran. */
+  resultGiven?: boolean;
 }
 
 export interface PendingApproval {
@@ -45,6 +49,8 @@ export interface InvocationView {
   treeUsage: Usage;
   calls: CallView[];
   pendingApprovals: PendingApproval[];
+  /** A fork's origin (DESIGN §19). */
+  forkedFrom?: { invocationId: string; callId: string };
 }
 
 export type InvocationSummary = Omit<InvocationView, 'input' | 'output' | 'calls' | 'pendingApprovals'>;

@@ -40,6 +40,16 @@ export function CallRow({ store, nodeId, call }: { store: TreeStore; nodeId: str
           <span class="kind">{KIND[call.kind]}</span> <span class="call-name">{call.name}</span>
           <span class={`status s-${call.status}`}>{call.status.replace('_', ' ')}</span>
           <span class="meta">{duration(took)}</span>
+          {call.reused && (
+            <span class="badge" title="Reused from the run this one was forked from">
+              reused
+            </span>
+          )}
+          {call.resultGiven && (
+            <span class="badge" title="Its result was given when this run was forked: it never ran">
+              result given
+            </span>
+          )}
           {call.attempt && call.attempt > 1 && (
             <span class="rerun" title="Re-run after a crash">
               attempt {call.attempt}

@@ -58,6 +58,15 @@ export function TreePage({ id }: { id: string }) {
           {root?.agent || 'Invocation'} <code class="id">{id}</code>
         </h1>
         <span class={`conn c-${store.connection.value}`}>{CONNECTION[store.connection.value]}</span>
+        {root?.view?.forkedFrom && (
+          <span class="forked">
+            forked from{' '}
+            <a href={`#/invocations/${root.view.forkedFrom.invocationId}`}>
+              {root.view.forkedFrom.invocationId}
+            </a>{' '}
+            at <code>{root.view.forkedFrom.callId}</code>
+          </span>
+        )}
       </header>
       <div class="tree-layout">
         <div class="tree" style={style}>
