@@ -25,7 +25,7 @@ export function CallRow({ store, nodeId, call }: { store: TreeStore; nodeId: str
   const took = start === undefined ? undefined : (end ?? (open ? store.now.value : start)) - start;
   return (
     <div
-      class={`call k-${call.kind}${selected ? ' selected' : ''}`}
+      class={`call k-${call.kind}${selected ? ' selected' : ''}${config.value?.fork ? ' forkable' : ''}`}
       data-call-id={call.callId}
       data-kind={call.kind}
       {...(call.attempt && call.attempt > 1 ? { 'data-attempt': String(call.attempt) } : {})}

@@ -43,9 +43,10 @@ export function ForkActions({ nodeId, call }: { nodeId: string; call: CallView }
           data-action="fork"
           disabled={busy}
           title="Re-run from here: a new run reusing every call before this one"
+          aria-label={`Re-run from here (${call.callId})`}
           onClick={() => fork({ fromCallId: call.callId })}
         >
-          Re-run from here
+          ↻
         </button>
         {editable && (
           <button
@@ -53,9 +54,11 @@ export function ForkActions({ nodeId, call }: { nodeId: string; call: CallView }
             data-action="fork-edit"
             disabled={busy}
             title="Edit result and re-run: a new run in which this call gave the result you write"
+            aria-label={`Edit result and re-run (${call.callId})`}
+            aria-expanded={editing !== undefined}
             onClick={() => (editing === undefined ? void edit() : setEditing(undefined))}
           >
-            Edit result…
+            ✎
           </button>
         )}
       </span>
