@@ -37,6 +37,26 @@ const CHECKS: Record<string, Check> = {
     ])
       t.ok(calls.includes(call), call);
   },
+  'console-page': (t, lines) => {
+    t.strictSame(lines, ['<title>agentmesh console</title>'], 'npm start built the console and serves it');
+  },
+  'console-call': (t, lines) => {
+    const call = JSON.parse(lines.join('\n')) as {
+      kind: string;
+      status: string;
+      attempt: number;
+      roles: string[];
+      asked: string[];
+    };
+    t.match(call, { kind: 'model', status: 'succeeded', attempt: 1 });
+    t.equal(call.roles[0], 'system', 'the messages start with the instructions');
+    t.equal(call.roles.at(-1), 'user', 'and end with the question');
+    t.ok(call.asked.includes('calculator'), 'the reply asked for the calculator');
+    t.ok(
+      call.asked.some((n) => n.startsWith('_subagent_')),
+      'and delegated',
+    );
+  },
   'quickstart-list': (t, lines) => {
     t.ok(lines.length >= 1 && lines.length <= 5, 'at most the five asked for');
     for (const line of lines)
