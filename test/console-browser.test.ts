@@ -223,7 +223,6 @@ if (!hasChromium()) {
         Date.parse(researchers[1].startedAt) < Date.parse(researchers[0].finishedAt),
       'the researchers overlap in time',
     );
-    await ui.screenshot('console-tree');
   });
 
   t.test('clicking a tool call shows its arguments and its result', async (t) => {
