@@ -19,6 +19,8 @@ export {
 } from './errors/error-codes.js';
 export { type FrameworkError, frameworkErrorCode } from './errors/framework-error-code.js';
 export { type ErrorBody, type ErrorDetail, isMeshError, MeshError } from './errors/mesh-error.js';
+export { forkEvents } from './fork/fork-events.js';
+export { type ForkPoint, type ForkRecords, planFork } from './fork/plan-fork.js';
 export * from './ids.js';
 export { importModule } from './import-module.js';
 export * from './json/index.js';
@@ -61,6 +63,7 @@ export * from './store/session-settle.js';
 export * from './store/session-store.js';
 export * from './trace/index.js';
 export * from './wire/call-record.js';
+export * from './wire/fork-request.js';
 export * from './wire/invocation-view.js';
 export * from './wire/job-data.js';
 export * from './wire/mesh-event.js';

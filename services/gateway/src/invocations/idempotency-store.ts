@@ -13,8 +13,9 @@ export interface IdempotencyEntry {
 const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
 
 /**
- * The Idempotency-Keys of `POST /agents/{name}/invoke`: one Redis string per (API key, agent,
- * Idempotency-Key), claimed with one atomic SET NX, kept for the retention period.
+ * The Idempotency-Keys of `POST /agents/{name}/invoke` and `POST /invocations/{id}/fork`: one Redis
+ * string per (API key, agent or forked invocation, Idempotency-Key), claimed with one atomic SET
+ * NX, kept for the retention period.
  */
 export class IdempotencyStore {
   constructor(
@@ -26,6 +27,15 @@ export class IdempotencyStore {
   /** The scope of a key: sha256 of owner, agent and Idempotency-Key (`|` cannot occur in the first two). */
   static scope(owner: string | undefined, agent: string, idempotencyKey: string): string {
     return sha256(`${owner ?? ''}|${agent}|${idempotencyKey}`);
+  }
+
+  /**
+   * The scope of a fork's key (DESIGN §19): owner, the invocation forked and Idempotency-Key. Its
+   * text starts `fork|`, which no invoke scope's can (an owner is hex or empty), so it never
+   * matches an invoke's key.
+   */
+  static forkScope(owner: string | undefined, sourceId: string, idempotencyKey: string): string {
+    return sha256(`fork|${owner ?? ''}|${sourceId}|${idempotencyKey}`);
   }
 
   /** The hash of a validated body, whatever the order of its keys. */
