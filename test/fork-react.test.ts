@@ -235,3 +235,23 @@ t.test('a fork that outlasts its wait answers 202 with Location', async (t) => {
   t.equal(res.headers.location, `/invocations/${res.json.id}`);
   t.equal((await mesh.waitForStatus(res.json.id, 'succeeded')).forkedFrom.callId, 't2-model');
 });
+
+t.test("a fork of a session's invocation sees the history it saw, and joins no session", async (t) => {
+  await mesh.invoke('writer', { prompt: 'first' }, 'wait=30&session=chat');
+  const second = (await mesh.invoke('writer', { prompt: 'second' }, 'wait=30&session=chat')).json;
+  const asked = mesh.model.requests.length;
+  const last = second.calls.filter((c: { kind: string }) => c.kind === 'model').at(-1).callId;
+  t.not(last, 't0-model', 'it made more than one model call');
+  const res = await fork(second.id, { fromCallId: last });
+  t.equal(res.status, 200);
+  const [ask] = since(asked);
+  t.same(
+    ask!.messages.filter((m) => m.role === 'user').map((m) => m.content),
+    ['first', 'second'],
+    "the session's earlier turn, then its own",
+  );
+  t.match(ask!.messages[2], { role: 'assistant', content: /^first: / });
+  const session = (await mesh.get('/sessions/chat')).json;
+  t.same(session.invocations.length, 2, 'the fork is not a turn of the session');
+  t.notOk(session.invocations.includes(res.json.id));
+});
