@@ -25,7 +25,9 @@ export const MeshEvent = Type.Object(
         'By type: `status` {status, error?} (every invocation ends with a terminal one); `model_call` ' +
         '{callId, turn, content, toolCalls}; `tool_call` {callId, name, status, error?}; ' +
         '`delegation_started` {callId, subagent, childId}; `delegation_finished` {callId, subagent, ' +
-        'childId, status}; `output` {status: succeeded, output}; `approval_requested` {callId, name, args}.',
+        'childId, status}; `output` {status: succeeded, output}; `approval_requested` {callId, name, args}. ' +
+        "A fork's stream starts with the calls it reused, their data marked `reused: true` (a given " +
+        'result `resultGiven: true`).',
     }),
   },
   {
