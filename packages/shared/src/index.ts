@@ -20,7 +20,7 @@ export {
 export { type FrameworkError, frameworkErrorCode } from './errors/framework-error-code.js';
 export { type ErrorBody, type ErrorDetail, isMeshError, MeshError } from './errors/mesh-error.js';
 export { forkEvents } from './fork/fork-events.js';
-export { type ForkPoint, type ForkRecords, planFork } from './fork/plan-fork.js';
+export { type ForkPoint, type ForkRecordOptions, type ForkRecords, planFork } from './fork/plan-fork.js';
 export * from './ids.js';
 export { importModule } from './import-module.js';
 export * from './json/index.js';

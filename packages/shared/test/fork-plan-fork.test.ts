@@ -166,3 +166,21 @@ t.test('each refusal has its code', async (t) => {
     );
   }
 });
+
+t.test('a given result reaches the model cut at MESH_MAX_RESULT_BYTES, as any result', async (t) => {
+  const opts = { code: false, now, maxResultBytes: 256 };
+  const long = planFork(REACT, { fromCallId: 't0-call0', result: { value: 'x'.repeat(1000) } }, opts).given!;
+  t.ok(Buffer.byteLength(long.content!, 'utf8') <= 256);
+  t.match(long.content, /…\[truncated: 1000 bytes total, showing the first \d+\]$/);
+  const step = [rec('t0-call0', 'tool', { name: 'step:a' })];
+  const whole = planFork(
+    step,
+    { fromCallId: 't0-call0', result: { value: 'y'.repeat(1000) } },
+    { ...opts, code: true },
+  );
+  t.equal(
+    whole.given!.content,
+    JSON.stringify('y'.repeat(1000)),
+    "a code agent's step result stays JSON, whole",
+  );
+});

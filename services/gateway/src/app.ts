@@ -79,6 +79,8 @@ export interface GatewayOptions {
   /** The call records (count, bytes) of an invocation a fork may read (MESH_MAX_FORK_RECORDS, MESH_MAX_FORK_BYTES). */
   maxForkRecords?: number;
   maxForkBytes?: number;
+  /** Bytes of a result given to a fork before it is cut with a marker (MESH_MAX_RESULT_BYTES, default 64 KiB). */
+  maxResultBytes?: number;
 }
 
 // How often the gateway writes its agents' definitions again (each lives longer than this).
@@ -145,6 +147,7 @@ export async function buildGateway(opts: GatewayOptions): Promise<Gateway> {
     {
       maxRecords: opts.maxForkRecords ?? DEFAULT_MAX_FORK_RECORDS,
       maxBytes: opts.maxForkBytes ?? DEFAULT_MAX_FORK_BYTES,
+      maxResultBytes: opts.maxResultBytes ?? 64 * 1024,
     },
     opts.retentionSeconds,
   );

@@ -50,6 +50,7 @@ try {
     sessionTtlSeconds: env.sessionTtlSeconds,
     maxForkRecords: env.maxForkRecords,
     maxForkBytes: env.maxForkBytes,
+    maxResultBytes: env.maxResultBytes,
     ...(env.publicUrl ? { publicUrl: env.publicUrl } : {}),
   });
   await gateway.app.listen({ port: env.gatewayPort, host: env.host });

@@ -2,6 +2,7 @@ import { MeshError } from '../errors/mesh-error.js';
 import { compareCallIds } from '../ids.js';
 import { normalizeResult } from '../json/normalize-result.js';
 import { toChatMessageContent } from '../json/to-chat-message-content.js';
+import { truncateResult } from '../json/truncate-result.js';
 import type { CallRecord } from '../wire/call-record.js';
 
 /** What a fork asks for (DESIGN §19): the call it runs from, and that call's result when given. */
@@ -9,6 +10,13 @@ export interface ForkPoint {
   fromCallId: string;
   /** Present when the request gave `result` (`null` is a given value). */
   result?: { value: unknown };
+}
+
+/** How a fork records: `code` for a code agent (results as JSON), the tool message bound (MESH_MAX_RESULT_BYTES). */
+export interface ForkRecordOptions {
+  code: boolean;
+  now: string;
+  maxResultBytes?: number;
 }
 
 /** The records a fork starts with: copies of the calls before its point, then the given result. */
@@ -28,7 +36,7 @@ export interface ForkRecords {
 export function planFork(
   calls: readonly CallRecord[],
   point: ForkPoint,
-  opts: { code: boolean; now: string },
+  opts: ForkRecordOptions,
 ): ForkRecords {
   const at = calls.find((r) => r.callId === point.fromCallId);
   if (!at) {
@@ -70,11 +78,12 @@ function isFinal(r: CallRecord, code: boolean): boolean {
 /**
  * The record of the call at the fork point with the result the request gave: succeeded at the
  * fork's own time, never run, no child. The value is what the model or the code gets: a ReAct
- * tool message (a string as is, anything else compact JSON), a code agent's step result or
+ * tool message (a string as is, anything else compact JSON, cut at `maxResultBytes` with the
+ * visible marker as any result), a code agent's step result or
  * delegation output. A code agent's memory writes made before the call are kept (a step's made
  * while its fn ran are not: it did not run).
  */
-function givenRecord(at: CallRecord, value: unknown, opts: { code: boolean; now: string }): CallRecord {
+function givenRecord(at: CallRecord, value: unknown, opts: ForkRecordOptions): CallRecord {
   const result = normalizeResult(value);
   const record: CallRecord = {
     v: 1,
@@ -86,7 +95,11 @@ function givenRecord(at: CallRecord, value: unknown, opts: { code: boolean; now:
     finishedAt: opts.now,
     resultGiven: true,
     ...(at.providerId === undefined ? {} : { providerId: at.providerId }),
-    content: opts.code && at.kind === 'tool' ? JSON.stringify(result) : toChatMessageContent(result),
+    // Truncated as a tool's or a child's result is (a step's JSON never is: runStep keeps it whole).
+    content:
+      opts.code && at.kind === 'tool'
+        ? JSON.stringify(result)
+        : truncateResult(toChatMessageContent(result), opts.maxResultBytes ?? Number.POSITIVE_INFINITY),
   };
   if (!opts.code) return record;
   if (at.kind === 'subagent') record.outputJson = JSON.stringify(result);

@@ -30,6 +30,12 @@ import { CLAIM_GRACE_MS, type InvocationService } from '../invocations/invocatio
 import { budgetOf, type StartOptions } from '../invocations/start-options.js';
 import { type ForkBounds, readForkSource } from './read-fork-source.js';
 
+/** The limits a fork is made under (DESIGN §16). */
+export interface ForkLimits extends ForkBounds {
+  /** MESH_MAX_RESULT_BYTES: a given result reaches the model cut as any result would be. */
+  maxResultBytes: number;
+}
+
 /** How a fork is started: as a root invocation (`?wait`, `?timeout`, `?budget`, Idempotency-Key), no session. */
 export type ForkOptions = Omit<StartOptions, 'session'> & { caller: Caller };
 
@@ -56,7 +62,7 @@ export class ForkService {
     private readonly keys: KeyLayout,
     private readonly invocations: InvocationService,
     private readonly plan: () => MeshPlan | undefined,
-    private readonly bounds: ForkBounds,
+    private readonly limits: ForkLimits,
     private readonly retentionSeconds: number,
   ) {
     this.idempotency = new IdempotencyStore(redis, keys, retentionSeconds);
@@ -78,7 +84,7 @@ export class ForkService {
 
   /** Reads and checks the node, its plan, the point and the input: every refusal before anything is written. */
   private async prepare(sourceId: string, body: ForkRequest, caller: Caller): Promise<PreparedFork> {
-    const found = await readForkSource(this.scripts, this.keys, sourceId, this.bounds);
+    const found = await readForkSource(this.scripts, this.keys, sourceId, this.limits);
     // As GET answers: another key's invocation does not exist for this caller.
     if (!found || !caller.sees(found.state.owner))
       throw new MeshError('invocation_not_found', `No invocation has id ${sourceId}.`);
@@ -95,7 +101,7 @@ export class ForkService {
         fromCallId: body.fromCallId,
         ...(Object.hasOwn(body, 'result') ? { result: { value: body.result } } : {}),
       },
-      { code, now: new Date().toISOString() },
+      { code, now: new Date().toISOString(), maxResultBytes: this.limits.maxResultBytes },
     );
     if (!agent) {
       throw new MeshError(
