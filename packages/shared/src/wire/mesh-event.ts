@@ -25,16 +25,15 @@ export const MeshEvent = Type.Object(
         'By type: `status` {status, error?} (every invocation ends with a terminal one); `model_call` ' +
         '{callId, turn, content, toolCalls}; `tool_call` {callId, name, status, error?}; ' +
         '`delegation_started` {callId, subagent, childId}; `delegation_finished` {callId, subagent, ' +
-        'childId, status}; `output` {status: succeeded, output}; `approval_requested` {callId, name, args}. ' +
-        "A fork's stream starts with the calls it reused, their data marked `reused: true` (a given " +
-        'result `resultGiven: true`).',
+        'childId, status}; `output` {status: succeeded, output}; `approval_requested` {callId, name, args}.',
     }),
   },
   {
     title: 'MeshEvent',
     description:
       'One Server-Sent Event of an invocation tree: `id:` is its position (send it back as ' +
-      '`Last-Event-ID` to resume), `event:` its type, `data:` this JSON.',
+      "`Last-Event-ID` to resume), `event:` its type, `data:` this JSON. A fork's stream starts with " +
+      'the calls it reused, their `data` marked `reused: true` (a given result `resultGiven: true`).',
   },
 );
 export type MeshEvent = Static<typeof MeshEvent>;
