@@ -2,6 +2,7 @@
 // calls before its point (tools there never run again, the model is asked only for the calls after
 // it), a given result reaches the model, forks of forks, idempotency, the fork's event stream,
 // usage and budgets of live calls only, a new input, and an original that stays byte for byte.
+import { keyLayout } from '@agentmesh/shared';
 import t from 'tap';
 import { type FakeScript, type SeenRequest, toolMessagesOf, turnOf } from './support/fake-model.js';
 import { startMesh } from './support/mesh.js';
@@ -225,6 +226,15 @@ t.test('the same Idempotency-Key forks once; another body under it is refused', 
   t.notOk(invoked.json.forkedFrom);
   const elsewhere = await fork(invoked.json.id, { fromCallId: 't2-model' }, 'wait=30', key);
   t.not(elsewhere.json.id, a.json.id, 'nor a fork of another invocation');
+  // A repeat reads nothing of the node: it answers its fork after the node is gone too.
+  await mesh.client.del(keyLayout(mesh.prefix).invocation(invoked.json.id, invoked.json.id));
+  const repeat = await fork(invoked.json.id, { fromCallId: 't2-model' }, 'wait=30', key);
+  t.same([repeat.status, repeat.json.id], [200, elsewhere.json.id]);
+  t.equal(
+    (await fork(invoked.json.id, { fromCallId: 't2-model' })).status,
+    404,
+    'without the key, it is gone',
+  );
 });
 
 t.test('a fork that outlasts its wait answers 202 with Location', async (t) => {

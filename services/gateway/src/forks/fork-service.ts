@@ -25,7 +25,7 @@ import {
   rootOf,
 } from '@agentmesh/shared';
 import type { Caller } from '../auth/caller.js';
-import { IdempotencyStore } from '../invocations/idempotency-store.js';
+import { type IdempotencyEntry, IdempotencyStore } from '../invocations/idempotency-store.js';
 import { CLAIM_GRACE_MS, type InvocationService } from '../invocations/invocation-service.js';
 import { budgetOf, type StartOptions } from '../invocations/start-options.js';
 import { type ForkBounds, readForkSource } from './read-fork-source.js';
@@ -71,15 +71,33 @@ export class ForkService {
   /** Starts the fork (or answers the one the same Idempotency-Key started) and waits like invoke. */
   async fork(sourceId: string, body: ForkRequest, options: ForkOptions): Promise<InvocationView> {
     const opts = { ...options, traceparent: callerTraceparent(options.traceparent) };
+    const key = opts.idempotencyKey === undefined ? undefined : this.keyOf(sourceId, body, opts);
+    // A repeat answers the fork its key made, without reading the node again.
+    const held = key && (await this.idempotency.peek(key.scope));
+    if (held) return this.rejoinHeld(held, key, sourceId, body, opts);
     const fork = await this.prepare(sourceId, body, opts.caller);
     const fresh = newRootId();
-    const id = opts.idempotencyKey === undefined ? fresh : await this.claim(sourceId, body, fresh, opts);
+    const id = key ? await this.claim(key, fresh) : fresh;
     const create = () => this.create(fork, id, opts);
     return this.invocations.launch(
       id,
-      id === fresh ? () => create().then(() => false) : () => this.rejoin(fork, id, create, opts),
+      id === fresh ? () => create().then(() => false) : () => this.rejoin(id, create, opts),
       opts,
     );
+  }
+
+  /** The fork a repeated key names (422 for another body), created here if its first request died. */
+  private rejoinHeld(
+    held: IdempotencyEntry,
+    key: { bodyHash: string },
+    sourceId: string,
+    body: ForkRequest,
+    opts: ForkOptions,
+  ): Promise<InvocationView> {
+    if (held.bodyHash !== key.bodyHash) throw new MeshError('idempotency_key_reused');
+    const id = held.invocationId;
+    const create = async () => this.create(await this.prepare(sourceId, body, opts.caller), id, opts);
+    return this.invocations.launch(id, () => this.rejoin(id, create, opts), opts);
   }
 
   /** Reads and checks the node, its plan, the point and the input: every refusal before anything is written. */
@@ -214,33 +232,33 @@ export class ForkService {
     }
   }
 
+  /** The scope of a request's Idempotency-Key (source, API key, key) and the hash of its body. */
+  private keyOf(sourceId: string, body: ForkRequest, opts: ForkOptions): { scope: string; bodyHash: string } {
+    return {
+      scope: IdempotencyStore.forkScope(opts.caller.owner, sourceId, opts.idempotencyKey!),
+      bodyHash: IdempotencyStore.bodyHash(body),
+    };
+  }
+
   /** The fork an Idempotency-Key names: `fresh` when this request claimed it first. */
-  private async claim(
-    sourceId: string,
-    body: ForkRequest,
-    fresh: string,
-    opts: ForkOptions,
-  ): Promise<string> {
-    const bodyHash = IdempotencyStore.bodyHash(body);
-    const scope = IdempotencyStore.forkScope(opts.caller.owner, sourceId, opts.idempotencyKey!);
-    const held = await this.idempotency.claim(scope, { v: 1, invocationId: fresh, bodyHash, at: Date.now() });
-    if (held.bodyHash !== bodyHash) throw new MeshError('idempotency_key_reused');
+  private async claim(key: { scope: string; bodyHash: string }, fresh: string): Promise<string> {
+    const entry = { v: 1 as const, invocationId: fresh, bodyHash: key.bodyHash, at: Date.now() };
+    const held = await this.idempotency.claim(key.scope, entry);
+    if (held.bodyHash !== key.bodyHash) throw new MeshError('idempotency_key_reused');
     return held.invocationId;
   }
 
-  /** Joins the fork an earlier request with the same key started (creating it if that request died first). */
-  private async rejoin(
-    fork: PreparedFork,
-    id: string,
-    create: () => Promise<void>,
-    opts: ForkOptions,
-  ): Promise<boolean> {
+  /**
+   * Joins the fork an earlier request with the same key started; true when it has finished. One
+   * that never appears (its request died after claiming the key) is created now, with the same id.
+   */
+  private async rejoin(id: string, create: () => Promise<void>, opts: ForkOptions): Promise<boolean> {
     if (!(await this.invocations.exists(id, CLAIM_GRACE_MS))) {
       await create();
       return false;
     }
-    const status = await this.redis.hget(this.keys.invocation(id, id), 'status');
-    if (status === 'queued') await this.invocations.enqueue(fork.agent.name, id, opts.traceparent);
+    const [status, agent] = await this.redis.hmget(this.keys.invocation(id, id), 'status', 'agent');
+    if (status === 'queued' && agent) await this.invocations.enqueue(agent, id, opts.traceparent);
     return typeof status === 'string' && isTerminal(status);
   }
 }

@@ -43,6 +43,12 @@ export class IdempotencyStore {
     return sha256(canonicalJson(body));
   }
 
+  /** The entry holding `scope`, if any (a read: nothing is claimed). */
+  async peek(scope: string): Promise<IdempotencyEntry | undefined> {
+    const held = await this.redis.get(this.keys.idempotency(scope));
+    return held === null ? undefined : decode(held);
+  }
+
   /**
    * Claims `scope` for `entry` and returns `entry`; when another request holds it, returns that
    * request's entry instead (the holder of a race is whoever's SET NX landed first).
