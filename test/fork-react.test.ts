@@ -136,8 +136,10 @@ t.test('a given result is not run: it reaches the model and the fork goes on liv
   t.equal(given.status, 'succeeded');
   t.notOk(given.reused, 'a given result is not a reused one');
   t.ok(Date.parse(given.startedAt) > Date.parse(original.json.finishedAt), "with the fork's own timings");
+  const lookupsBefore = runs.lookup;
   const text = await fork(original.json.id, { fromCallId: 't0-call0', result: 'plain text' });
   t.match(text.json.output, /^go: plain text \| found b \|/, 'a string as is');
+  t.equal(runs.lookup, lookupsBefore + 1, 'the call after it in its turn ran live again');
   const none = await fork(original.json.id, { fromCallId: 't0-call0', result: null });
   t.match(none.json.output, /^go: null \| found b \|/, 'null is a given value');
 });
