@@ -164,6 +164,13 @@ const CHECKS: Record<string, Check> = {
     t.equal(lines[1], lines[0], 'the repeat answers the same invocation');
     t.equal(lines[2], 'idempotency_key_reused');
   },
+  fork: (t, lines) => {
+    t.equal(lines.length, 3);
+    const [, reused] = /^succeeded from t\d+-model: (\d+) reused, 1 model call$/.exec(lines[0] ?? '') ?? [];
+    t.ok(Number(reused) >= 2, `the calls before the last model call were reused: ${lines[0]}`);
+    t.equal(lines[1], 'succeeded');
+    t.equal(lines[2], 'calculator succeeded resultGiven=true');
+  },
   'deploying-health': (t, lines) => {
     t.strictSame(lines, [
       'ok',

@@ -92,6 +92,11 @@ t.test('every mesh Lua step touches only the keys in its KEYS', async (t) => {
   await mesh.waitForStatus(asked, 'waiting');
   await mesh.request('POST', `/invocations/${asked}/approvals/t0-call0`, { payload: { approved: true } });
   await mesh.waitForStatus(asked, 'succeeded');
+  // A fork of it (DESIGN §19): the node read within bounds, the fork made with its reused records.
+  const forked = await mesh.request('POST', `/invocations/${asked}/fork?wait=30`, {
+    payload: { fromCallId: 't1-model' },
+  });
+  t.equal(forked.json.status, 'succeeded');
   // A code agent's memory, its park and replay.
   t.equal((await mesh.invoke('keeper', { prompt: 'go' })).status, 200);
   // A tree cancelled while its child runs.

@@ -44,3 +44,9 @@ export const SESSION_MAX_INVOCATIONS = 1000;
 
 /** Invocations that may wait for a session's running one; past it `enqueue` answers `session_busy`. */
 export const SESSION_MAX_QUEUED = 100;
+
+/** Call records of the invocation a fork reads (MESH_MAX_FORK_RECORDS, DESIGN §16 and §19). */
+export const DEFAULT_MAX_FORK_RECORDS = 10_000;
+
+/** Bytes of the call records of the invocation a fork reads (MESH_MAX_FORK_BYTES, DESIGN §16 and §19). */
+export const DEFAULT_MAX_FORK_BYTES = 32 * 1024 * 1024;

@@ -21,6 +21,8 @@ export {
 } from './errors/error-codes.js';
 export { type FrameworkError, frameworkErrorCode } from './errors/framework-error-code.js';
 export { type ErrorBody, type ErrorDetail, isMeshError, MeshError } from './errors/mesh-error.js';
+export { forkEvents } from './fork/fork-events.js';
+export { type ForkPoint, type ForkRecordOptions, type ForkRecords, planFork } from './fork/plan-fork.js';
 export * from './ids.js';
 export { importModule } from './import-module.js';
 export * from './json/index.js';
@@ -64,6 +66,7 @@ export * from './store/session-store.js';
 export * from './trace/index.js';
 export * from './wire/call-detail.js';
 export * from './wire/call-record.js';
+export * from './wire/fork-request.js';
 export * from './wire/invocation-view.js';
 export * from './wire/job-data.js';
 export * from './wire/mesh-event.js';

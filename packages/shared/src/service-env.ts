@@ -1,6 +1,8 @@
 import {
   DEFAULT_DRAIN_MS,
   DEFAULT_MAX_CALLS_PER_TURN,
+  DEFAULT_MAX_FORK_BYTES,
+  DEFAULT_MAX_FORK_RECORDS,
   DEFAULT_MAX_MODEL_REPLY_BYTES,
   DEFAULT_SESSION_TTL_SECONDS,
 } from './defaults.js';
@@ -48,6 +50,9 @@ export interface ServiceEnv {
   maxCallsPerTurn: number;
   maxStreamsPerKey: number;
   maxStreams: number;
+  /** The call records (count and bytes) of an invocation a fork may read (DESIGN §19). */
+  maxForkRecords: number;
+  maxForkBytes: number;
   /** How long `POST /mcp`'s tools/call waits for the agent's answer (MESH_MCP_WAIT_SECONDS, DESIGN §14). */
   mcpWaitSeconds: number;
   /** The base URL clients reach the gateway at (MESH_PUBLIC_URL): A2A cards and the document's servers. */
@@ -111,6 +116,8 @@ export function serviceEnv(env: Record<string, string | undefined>): ServiceEnv 
     maxCallsPerTurn: int('MESH_MAX_CALLS_PER_TURN', DEFAULT_MAX_CALLS_PER_TURN, 1),
     maxStreamsPerKey: int('MESH_MAX_STREAMS_PER_KEY', 32, 1),
     maxStreams: int('MESH_MAX_STREAMS', 1024, 1),
+    maxForkRecords: int('MESH_MAX_FORK_RECORDS', DEFAULT_MAX_FORK_RECORDS, 1),
+    maxForkBytes: int('MESH_MAX_FORK_BYTES', DEFAULT_MAX_FORK_BYTES, 1024),
     mcpWaitSeconds: int('MESH_MCP_WAIT_SECONDS', 300, 1),
     publicUrl: str('MESH_PUBLIC_URL'),
     sessionTtlSeconds: int('MESH_SESSION_TTL_SECONDS', DEFAULT_SESSION_TTL_SECONDS, 1),

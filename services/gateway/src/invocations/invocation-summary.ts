@@ -22,6 +22,7 @@ export const SUMMARY_FIELDS = [
   'modelCalls',
   'promptTokens',
   'completionTokens',
+  'forkedFrom',
 ] as const;
 
 const DROPPED = new Set(['input', 'output', 'calls', 'parentId', 'pendingApprovals']);
