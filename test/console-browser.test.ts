@@ -125,6 +125,9 @@ if (!hasChromium()) {
   const ui = await openConsole(t, base);
   const { page } = ui;
   const node = (id: string) => page.locator(`[data-role="node"][data-invocation-id="${id}"]`);
+  // A call of the node itself, not of a node nested in it (a child's call ids repeat its parent's).
+  const ownCall = (id: string, callId: string) =>
+    node(id).locator(`:scope > .calls > [data-call-id="${callId}"]`);
   const start = async (agent: string, body: unknown) => {
     const res = await mesh.invoke(agent, body, 'wait=0');
     t.ok(res.status === 202 || res.status === 200, `${agent} started`);
@@ -227,19 +230,72 @@ if (!hasChromium()) {
 
   t.test('clicking a tool call shows its arguments and its result', async (t) => {
     const detail = page.locator('[data-role="call-detail"]');
-    await node(plan).locator('[data-call-id="t0-call2"]').first().click();
+    await ownCall(plan, 't0-call2').click();
     await detail.getByText('a network of services').waitFor({ timeout: 15_000 });
     const text = await detail.textContent();
     t.match(text, /lookup/);
     t.match(text, /"q": "mesh"/, 'its arguments');
     t.match(text, /"found": "a network of services"/, 'its result');
     // The keyboard reaches a call too: its button, then Enter.
-    await node(plan).locator('[data-call-id="t0-model"] button').first().focus();
+    await ownCall(plan, 't0-model').locator('.call-open').focus();
     await page.keyboard.press('Enter');
     await detail.getByText('Planning the research.').waitFor({ timeout: 15_000 });
     t.match(await detail.textContent(), /research the mesh/, "the model call's messages");
     await ui.screenshot('console-call-detail');
   });
+
+  t.test(
+    'Re-run from here and Edit result and re-run fork the run from a call and open the fork',
+    async (t) => {
+      await open(plan);
+      await statusOf(plan, 'succeeded');
+      const own = (await treeOf(page)).find((n) => n.id === plan)!.calls;
+      for (const c of own) {
+        const el = ownCall(plan, c.callId);
+        t.equal(await el.locator('[data-action="fork"]').count(), 1, `${c.callId} can be re-run from`);
+        const edits = await el.locator('[data-action="fork-edit"]').count();
+        t.equal(
+          edits,
+          c.kind === 'model' ? 0 : 1,
+          `${c.callId}: its result can be edited unless a model call`,
+        );
+      }
+      // Edit the lookup's result: the fork reuses everything before it, and its model reads the edit.
+      const lookup = ownCall(plan, 't0-call2');
+      await lookup.locator('[data-action="fork-edit"]').click();
+      await lookup.locator('[data-role="fork-result"]').fill('{"q":"mesh","found":"an edited answer"}');
+      await lookup.locator('[data-action="fork-submit"]').click();
+      await page.waitForURL((u) => u.hash.startsWith('#/invocations/') && !u.hash.endsWith(plan), {
+        timeout: 30_000,
+      });
+      const edited = new URL(page.url()).hash.replace('#/invocations/', '');
+      await statusOf(edited, 'succeeded');
+      const view = (await mesh.get(`/invocations/${edited}`)).json;
+      t.same(view.forkedFrom, { invocationId: plan, callId: 't0-call2' });
+      t.match(
+        view.calls.find((c: { callId: string }) => c.callId === 't0-call2'),
+        { resultGiven: true },
+      );
+      const last = mesh.model.of('planner').at(-1)!;
+      t.equal(
+        toolMessagesOf(last).find((m) => m.id === 't0-call2')?.content,
+        '{"q":"mesh","found":"an edited answer"}',
+        "the fork's model read the edited result",
+      );
+      // Re-run from the final model call: a new run that answers again from the same results.
+      await open(plan);
+      const calls = mesh.model.requests.length;
+      await ownCall(plan, 't1-model').locator('[data-action="fork"]').click();
+      await page.waitForURL((u) => !u.hash.endsWith(plan) && !u.hash.endsWith(edited), { timeout: 30_000 });
+      const rerun = new URL(page.url()).hash.replace('#/invocations/', '');
+      await statusOf(rerun, 'succeeded');
+      t.same((await mesh.get(`/invocations/${rerun}`)).json.forkedFrom, {
+        invocationId: plan,
+        callId: 't1-model',
+      });
+      t.equal(mesh.model.requests.length - calls, 1, 'only the model call from the fork point ran again');
+    },
+  );
 
   t.test('after a dropped connection the page resumes the event stream where it was', async (t) => {
     // A page reaching the gateway through a proxy that drops every connection for a moment.
