@@ -18,6 +18,9 @@ export const apiKey = signal<string | undefined>(stored());
 /** True once the gateway answered 401: the page shows the key prompt and no data. */
 export const keyNeeded = signal(false);
 
+/** True when the gateway refused the key given (the prompt says so). */
+export const keyRefused = signal(false);
+
 /** Keeps `key` for the tab and lets the page load its data again. */
 export function keepKey(key: string): void {
   try {
@@ -27,10 +30,23 @@ export function keepKey(key: string): void {
   }
   apiKey.value = key;
   keyNeeded.value = false;
+  keyRefused.value = false;
 }
 
-/** Forgets a key the gateway refused, and asks for another. */
+/** Forgets a key the gateway refused (a 401), and asks for another. */
 export function refuseKey(): void {
+  // Requests in flight may each answer 401: the first one tells that a key was refused.
+  if (apiKey.value !== undefined) keyRefused.value = true;
+  dropKey();
+}
+
+/** Forgets the tab's key at the user's word, and asks for one. */
+export function forgetKey(): void {
+  keyRefused.value = false;
+  dropKey();
+}
+
+function dropKey(): void {
   try {
     sessionStorage.removeItem(STORE);
   } catch {

@@ -1,4 +1,4 @@
-import { apiKey, keyNeeded, refuseKey } from '../auth';
+import { apiKey, forgetKey, keyNeeded, keyRefused } from '../auth';
 import { config, configError } from '../config';
 import { route } from '../route';
 import { AgentsPage } from './agents-page';
@@ -24,7 +24,7 @@ export function App() {
           </a>
         </nav>
         {apiKey.value && (
-          <button type="button" class="quiet" onClick={refuseKey}>
+          <button type="button" class="quiet" onClick={forgetKey}>
             Forget key
           </button>
         )}
@@ -33,7 +33,7 @@ export function App() {
         {configError.value ? (
           <p class="error">{configError.value}</p>
         ) : !config.value ? null : keyNeeded.value ? (
-          <KeyPrompt refused={apiKey.value === undefined && sessionHadKey()} />
+          <KeyPrompt refused={keyRefused.value} />
         ) : r.page === 'agents' ? (
           <AgentsPage />
         ) : r.page === 'invocation' ? (
@@ -45,12 +45,3 @@ export function App() {
     </>
   );
 }
-
-let hadKey = false;
-/** True once this page held a key: a prompt after it means the key was refused. */
-function sessionHadKey(): boolean {
-  return hadKey;
-}
-apiKey.subscribe((k) => {
-  if (k) hadKey = true;
-});
