@@ -30,6 +30,7 @@ import { buildModels } from './runner/build-models.js';
 import { CancelListener } from './runner/cancel-listener.js';
 import { withdrawDispatches } from './runner/dispatched-takes.js';
 import { drainWorkers } from './runner/drain-workers.js';
+import { endRecentFailedJobs } from './runner/end-failed-job.js';
 import { defineHandOffTake } from './runner/fetch-scripts.js';
 import { GoneRunnerWatch, runnerClientName } from './runner/gone-runners.js';
 import { startHeartbeat } from './runner/heartbeat.js';
@@ -193,6 +194,7 @@ export async function buildRunner(opts: RunnerOptions): Promise<Runner> {
       ...opts.watchdog,
       lockKey: keys.watchdogLock(),
       invocationKey: (invocationId) => keys.invocation(rootOf(invocationId), invocationId),
+      endFailed: (queue) => endRecentFailedJobs(ctx, queue),
     },
     opts.log,
   );
