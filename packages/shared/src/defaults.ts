@@ -21,6 +21,9 @@ export const DEFAULT_DRAIN_MS = 30_000;
 /** Tool and sub-agent calls of one model reply that run (MESH_MAX_CALLS_PER_TURN, DESIGN §16). */
 export const DEFAULT_MAX_CALLS_PER_TURN = 64;
 
+/** How long one request to a remote A2A agent may take, headers and body (MESH_REMOTE_REQUEST_SECONDS, DESIGN §16). */
+export const DEFAULT_REMOTE_REQUEST_SECONDS = 30;
+
 /** Bytes of a model reply body (MESH_MAX_MODEL_REPLY_BYTES, DESIGN §16). */
 export const DEFAULT_MAX_MODEL_REPLY_BYTES = 4 * 1024 * 1024;
 

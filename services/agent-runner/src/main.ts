@@ -57,6 +57,7 @@ try {
       maxRecoveries: env.maxRecoveries,
       maxCallsPerTurn: env.maxCallsPerTurn,
       maxModelReplyBytes: env.maxModelReplyBytes,
+      remoteRequestMs: env.remoteRequestSeconds * 1000,
     },
     lockDurationMs: env.lockDurationMs,
     metricsPort: env.runnerMetricsPort,

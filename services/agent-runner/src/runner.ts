@@ -149,7 +149,7 @@ export async function buildRunner(opts: RunnerOptions): Promise<Runner> {
     tools: new ToolClient(opts.toolHostUrl, opts.internalToken, dispatcher),
     limits,
     retentionSeconds: opts.retentionSeconds,
-    remote: RemoteAgents.fromConfig(opts.config),
+    remote: RemoteAgents.fromConfig(opts.config, limits.remoteRequestMs),
     sessions: new SessionStore(redis, keys, opts.sessionTtlSeconds ?? DEFAULT_SESSION_TTL_SECONDS),
     metrics,
     log: opts.log,
