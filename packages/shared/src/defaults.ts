@@ -18,6 +18,9 @@ export const DEFAULT_TOOL_TIMEOUT_MS = 30_000;
 /** How long a draining runner lets the jobs in hand finish before handing them back (RUNNER_DRAIN_MS). */
 export const DEFAULT_DRAIN_MS = 30_000;
 
+/** Bytes of a tool or sub-agent result an invocation keeps (MESH_MAX_RESULT_BYTES, DESIGN §6): 64 KiB. */
+export const DEFAULT_MAX_RESULT_BYTES = 64 * 1024;
+
 /** Tool and sub-agent calls of one model reply that run (MESH_MAX_CALLS_PER_TURN, DESIGN §16). */
 export const DEFAULT_MAX_CALLS_PER_TURN = 64;
 
