@@ -4,6 +4,7 @@ import {
   DEFAULT_MAX_MODEL_REPLY_BYTES,
   DEFAULT_MAX_RESULT_BYTES,
   DEFAULT_REMOTE_REQUEST_SECONDS,
+  DEFAULT_SESSION_MAX_BYTES,
   DEFAULT_SESSION_TTL_SECONDS,
 } from './defaults.js';
 import { MeshError } from './errors/mesh-error.js';
@@ -56,6 +57,8 @@ export interface ServiceEnv {
   publicUrl: string | undefined;
   /** How long a session lives after its last use (MESH_SESSION_TTL_SECONDS, DESIGN §12). */
   sessionTtlSeconds: number;
+  /** Bytes of a session's stored messages (MESH_SESSION_MAX_BYTES, DESIGN §12, §16). */
+  sessionMaxBytes: number;
   /** How long one request to a remote A2A agent may take (MESH_REMOTE_REQUEST_SECONDS, DESIGN §16). */
   remoteRequestSeconds: number;
   /** Tools one mounted MCP server may list (MESH_MCP_MAX_TOOLS, DESIGN §16). */
@@ -120,6 +123,7 @@ export function serviceEnv(env: Record<string, string | undefined>): ServiceEnv 
     mcpWaitSeconds: int('MESH_MCP_WAIT_SECONDS', 300, 1),
     publicUrl: str('MESH_PUBLIC_URL'),
     sessionTtlSeconds: int('MESH_SESSION_TTL_SECONDS', DEFAULT_SESSION_TTL_SECONDS, 1),
+    sessionMaxBytes: int('MESH_SESSION_MAX_BYTES', DEFAULT_SESSION_MAX_BYTES, 4096),
     remoteRequestSeconds: int('MESH_REMOTE_REQUEST_SECONDS', DEFAULT_REMOTE_REQUEST_SECONDS, 1),
     mcpMaxTools: int('MESH_MCP_MAX_TOOLS', 1000, 1),
   };

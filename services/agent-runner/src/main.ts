@@ -50,6 +50,7 @@ try {
     internalToken: env.internalToken,
     retentionSeconds: env.retentionSeconds,
     sessionTtlSeconds: env.sessionTtlSeconds,
+    sessionMaxBytes: env.sessionMaxBytes,
     limits: {
       maxDepth: env.maxDepth,
       maxDelegationsPerTurn: env.maxDelegationsPerTurn,

@@ -59,6 +59,8 @@ export interface RunnerOptions {
   retentionSeconds: number;
   /** How long a session lives after its last use (MESH_SESSION_TTL_SECONDS). */
   sessionTtlSeconds?: number;
+  /** Bytes of a session's stored messages (MESH_SESSION_MAX_BYTES; default 1 MiB). */
+  sessionMaxBytes?: number;
   limits: RunnerLimitsOptions;
   lockDurationMs: number;
   metricsPort: number;
@@ -150,7 +152,9 @@ export async function buildRunner(opts: RunnerOptions): Promise<Runner> {
     limits,
     retentionSeconds: opts.retentionSeconds,
     remote: RemoteAgents.fromConfig(opts.config, limits.remoteRequestMs),
-    sessions: new SessionStore(redis, keys, opts.sessionTtlSeconds ?? DEFAULT_SESSION_TTL_SECONDS),
+    sessions: new SessionStore(redis, keys, opts.sessionTtlSeconds ?? DEFAULT_SESSION_TTL_SECONDS, {
+      maxBytes: opts.sessionMaxBytes,
+    }),
     metrics,
     log: opts.log,
   };

@@ -71,6 +71,8 @@ export interface GatewayOptions {
   mcpWaitSeconds?: number;
   /** How long a session lives after its last use (MESH_SESSION_TTL_SECONDS, default 30 days). */
   sessionTtlSeconds?: number;
+  /** Bytes of a session's stored messages (MESH_SESSION_MAX_BYTES; default 1 MiB). */
+  sessionMaxBytes?: number;
 }
 
 /** The gateway: a fastify app plus the connections it owns; `close()` ends both. */
@@ -120,7 +122,9 @@ export async function buildGateway(opts: GatewayOptions): Promise<Gateway> {
     queues,
     waiters,
     opts.retentionSeconds,
-    new SessionStore(redis, keys, opts.sessionTtlSeconds ?? DEFAULT_SESSION_TTL_SECONDS),
+    new SessionStore(redis, keys, opts.sessionTtlSeconds ?? DEFAULT_SESSION_TTL_SECONDS, {
+      maxBytes: opts.sessionMaxBytes,
+    }),
     () => mesh.plan,
   );
 

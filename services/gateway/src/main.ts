@@ -48,6 +48,7 @@ try {
     maxStreams: env.maxStreams,
     mcpWaitSeconds: env.mcpWaitSeconds,
     sessionTtlSeconds: env.sessionTtlSeconds,
+    sessionMaxBytes: env.sessionMaxBytes,
     ...(env.publicUrl ? { publicUrl: env.publicUrl } : {}),
   });
   await gateway.app.listen({ port: env.gatewayPort, host: env.host });

@@ -5,6 +5,7 @@ import {
   type ChatMessage,
   type CodedError,
   chargedUsage,
+  EVENT_INLINE_BYTES,
   estimateUsage,
   isMeshError,
   MeshError,
@@ -88,7 +89,15 @@ export async function callModel(
     { ...started, status: 'succeeded', finishedAt: new Date().toISOString(), reply },
     {
       type: 'model_call',
-      data: { callId, turn, content: reply.content, toolCalls: reply.toolCalls.map((c) => c.name) },
+      data: {
+        callId,
+        turn,
+        // A large text is stored once, in the record; the event refers to it (EVENT_INLINE_BYTES).
+        ...(Buffer.byteLength(reply.content ?? '', 'utf8') > EVENT_INLINE_BYTES
+          ? { contentRef: true }
+          : { content: reply.content }),
+        toolCalls: reply.toolCalls.map((c) => c.name),
+      },
     },
     { modelCalls: 1, promptTokens: reply.usage.promptTokens, completionTokens: reply.usage.completionTokens },
     [],
