@@ -35,6 +35,7 @@ export * from './queue/dispatch.js';
 export * from './queue/take-step.js';
 export { boundedValidation } from './react/bounded-validation.js';
 export { buildConversation, toolMessage } from './react/build-conversation.js';
+export { type ChargedUsage, chargedUsage, estimateUsage } from './react/charged-usage.js';
 export type { ChatMessage } from './react/chat-message.js';
 export {
   decideNextStep,
@@ -47,6 +48,7 @@ export {
 export { subagentFailureText, toolFailureText, unknownToolText } from './react/failure-text.js';
 export { initialMessages, userContent } from './react/initial-messages.js';
 export { jsonDepth } from './react/json-depth.js';
+export { MAX_CALL_TOKENS, reportedUsage, type TokenCounts, tokenCount } from './react/reported-usage.js';
 export * from './redis/index.js';
 export { type ServiceEnv, serviceEnv } from './service-env.js';
 export { cancelTree, type FlaggedNode } from './store/cancel-tree.js';

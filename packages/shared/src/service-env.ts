@@ -4,6 +4,9 @@ import {
   DEFAULT_MAX_FORK_BYTES,
   DEFAULT_MAX_FORK_RECORDS,
   DEFAULT_MAX_MODEL_REPLY_BYTES,
+  DEFAULT_MAX_RESULT_BYTES,
+  DEFAULT_REMOTE_REQUEST_SECONDS,
+  DEFAULT_SESSION_MAX_BYTES,
   DEFAULT_SESSION_TTL_SECONDS,
 } from './defaults.js';
 import { MeshError } from './errors/mesh-error.js';
@@ -59,6 +62,12 @@ export interface ServiceEnv {
   publicUrl: string | undefined;
   /** How long a session lives after its last use (MESH_SESSION_TTL_SECONDS, DESIGN §12). */
   sessionTtlSeconds: number;
+  /** Bytes of a session's stored messages (MESH_SESSION_MAX_BYTES, DESIGN §12, §16). */
+  sessionMaxBytes: number;
+  /** How long one request to a remote A2A agent may take (MESH_REMOTE_REQUEST_SECONDS, DESIGN §16). */
+  remoteRequestSeconds: number;
+  /** Tools one mounted MCP server may list (MESH_MCP_MAX_TOOLS, DESIGN §16). */
+  mcpMaxTools: number;
 }
 
 /** Parses the environment; every bad value is reported at once with its variable name. */
@@ -103,7 +112,7 @@ export function serviceEnv(env: Record<string, string | undefined>): ServiceEnv 
     defaultTimeoutSeconds: int('MESH_DEFAULT_TIMEOUT_SECONDS', 600, 1),
     maxDepth: int('MESH_MAX_DEPTH', 8, 0),
     maxDelegationsPerTurn: int('MESH_MAX_DELEGATIONS_PER_TURN', 16, 0),
-    maxResultBytes: int('MESH_MAX_RESULT_BYTES', 64 * 1024, 256),
+    maxResultBytes: int('MESH_MAX_RESULT_BYTES', DEFAULT_MAX_RESULT_BYTES, 256),
     lockDurationMs: int('RUNNER_LOCK_MS', 3000, 500),
     drainMs: int('RUNNER_DRAIN_MS', DEFAULT_DRAIN_MS, 0),
     maxRecoveries: int('MESH_MAX_RECOVERIES', 5, 0),
@@ -121,6 +130,9 @@ export function serviceEnv(env: Record<string, string | undefined>): ServiceEnv 
     mcpWaitSeconds: int('MESH_MCP_WAIT_SECONDS', 300, 1),
     publicUrl: str('MESH_PUBLIC_URL'),
     sessionTtlSeconds: int('MESH_SESSION_TTL_SECONDS', DEFAULT_SESSION_TTL_SECONDS, 1),
+    sessionMaxBytes: int('MESH_SESSION_MAX_BYTES', DEFAULT_SESSION_MAX_BYTES, 4096),
+    remoteRequestSeconds: int('MESH_REMOTE_REQUEST_SECONDS', DEFAULT_REMOTE_REQUEST_SECONDS, 1),
+    mcpMaxTools: int('MESH_MCP_MAX_TOOLS', 1000, 1),
   };
   if (settings.defaultTimeoutSeconds > settings.maxTimeoutSeconds) {
     problems.push({

@@ -85,6 +85,8 @@ export interface GatewayOptions {
   maxForkBytes?: number;
   /** Bytes of a result given to a fork before it is cut with a marker (MESH_MAX_RESULT_BYTES, default 64 KiB). */
   maxResultBytes?: number;
+  /** Bytes of a session's stored messages (MESH_SESSION_MAX_BYTES; default 1 MiB). */
+  sessionMaxBytes?: number;
 }
 
 // How often the gateway writes its agents' definitions again (each lives longer than this).
@@ -137,7 +139,9 @@ export async function buildGateway(opts: GatewayOptions): Promise<Gateway> {
     queues,
     waiters,
     opts.retentionSeconds,
-    new SessionStore(redis, keys, opts.sessionTtlSeconds ?? DEFAULT_SESSION_TTL_SECONDS),
+    new SessionStore(redis, keys, opts.sessionTtlSeconds ?? DEFAULT_SESSION_TTL_SECONDS, {
+      maxBytes: opts.sessionMaxBytes,
+    }),
     () => mesh.plan,
   );
 

@@ -51,6 +51,7 @@ try {
     maxForkRecords: env.maxForkRecords,
     maxForkBytes: env.maxForkBytes,
     maxResultBytes: env.maxResultBytes,
+    sessionMaxBytes: env.sessionMaxBytes,
     ...(env.publicUrl ? { publicUrl: env.publicUrl } : {}),
   });
   await gateway.app.listen({ port: env.gatewayPort, host: env.host });

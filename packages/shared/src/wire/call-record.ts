@@ -14,7 +14,12 @@ export type ModelToolCall = Static<typeof ModelToolCall>;
 export const ModelReply = Type.Object({
   content: Type.Union([Type.String(), Type.Null()]),
   toolCalls: Type.Array(ModelToolCall),
-  usage: Type.Object({ promptTokens: Type.Integer(), completionTokens: Type.Integer() }),
+  usage: Type.Object({
+    promptTokens: Type.Integer(),
+    completionTokens: Type.Integer(),
+    /** The reply reported no tokens and its tree has a budget: the counts are an estimate (DESIGN §13). */
+    estimated: Type.Optional(Type.Literal(true)),
+  }),
 });
 export type ModelReply = Static<typeof ModelReply>;
 
