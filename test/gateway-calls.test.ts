@@ -1,12 +1,14 @@
 // GET /invocations/{id}/calls/{callId} (DESIGN §18), through the gateway of a real mesh: what each
 // call did, rebuilt from the durable records, equals what the model, the tool and the child saw.
 import t from 'tap';
-import { toolMessagesOf, turnOf } from './support/fake-model.js';
+import { type SeenRequest, toolMessagesOf, turnOf } from './support/fake-model.js';
 import { startMesh } from './support/mesh.js';
 
 const KEY = 'key-one';
 const OTHER = 'key-two';
 const BIG = 'x'.repeat(300 * 1024);
+
+const userOf = (r: SeenRequest) => r.messages.find((m) => m.role === 'user')?.content;
 
 const lookup = {
   name: 'lookup',
@@ -14,7 +16,7 @@ const lookup = {
   input: { type: 'object', properties: { word: { type: 'string' } }, required: ['word'] },
   run: async (args: unknown) => {
     const { word } = args as { word: string };
-    return word === 'big' ? BIG : { word, meaning: `the meaning of ${word}` };
+    return { word, meaning: `the meaning of ${word}` };
   },
 };
 
@@ -34,14 +36,15 @@ t.test('each call shows what it was asked and what it gave, to its owner only', 
     instructions: "@agent helper"
 `,
     script: (r) => {
-      if (r.agent === 'helper') return { final: 'helped with care' };
+      // A child's long answer (300 KiB) reaches the planner whole (results up to 1 MiB here).
+      if (r.agent === 'helper') return { final: userOf(r) === 'big' ? BIG : 'helped with care' };
       if (turnOf(r) === 0) {
         return {
           content: 'Let me look.',
           calls: [
             { name: 'lookup', args: { word: 'mesh' } },
             { name: '_subagent_helper', args: { prompt: 'help me' } },
-            { name: 'lookup', args: { word: 'big' } },
+            { name: '_subagent_helper', args: { prompt: 'big' } },
           ],
         };
       }
@@ -85,7 +88,7 @@ t.test('each call shows what it was asked and what it gave, to its owner only', 
       [
         ['lookup', { word: 'mesh' }],
         ['_subagent_helper', { prompt: 'help me' }],
-        ['lookup', { word: 'big' }],
+        ['_subagent_helper', { prompt: 'big' }],
       ],
     );
     t.equal((await call('t1-model')).json.result.content, 'done: 3 results');
@@ -117,13 +120,15 @@ t.test('each call shows what it was asked and what it gave, to its owner only', 
     const childId = (await call('t0-call1')).json.request.childId;
     const { status, json } = await mesh.get(`/invocations/${childId}/calls/t0-model`);
     t.equal(status, 200);
-    t.same(json.request.messages, JSON.parse(JSON.stringify(mesh.model.of('helper')[0]!.messages)));
+    const asked = mesh.model.of('helper').find((r) => userOf(r) === 'help me')!;
+    t.same(json.request.messages, JSON.parse(JSON.stringify(asked.messages)));
   });
 
   t.test('text past 256 KiB is cut there, with truncated: true', async (t) => {
     const { json } = await call('t0-call2');
     t.equal(json.truncated, true);
-    t.equal(json.result.content, BIG.slice(0, 256 * 1024));
+    t.equal(json.result.content, BIG.slice(0, 256 * 1024), 'the tool message the planner read');
+    t.equal(json.result.output, BIG.slice(0, 256 * 1024), "the child's output");
     // The model call that follows received the whole result: only the answer is cut.
     const next = (await call('t1-model')).json;
     t.equal(next.truncated, true);
