@@ -18,6 +18,9 @@ export const DEFAULT_TOOL_TIMEOUT_MS = 30_000;
 /** How long a draining runner lets the jobs in hand finish before handing them back (RUNNER_DRAIN_MS). */
 export const DEFAULT_DRAIN_MS = 30_000;
 
+/** Jobs one runner works on at once across its agents (RUNNER_CONCURRENCY): chosen by measurement, DESIGN §11. */
+export const DEFAULT_RUNNER_CONCURRENCY = 256;
+
 /** Tool and sub-agent calls of one model reply that run (MESH_MAX_CALLS_PER_TURN, DESIGN §16). */
 export const DEFAULT_MAX_CALLS_PER_TURN = 64;
 

@@ -2,6 +2,7 @@ import {
   DEFAULT_DRAIN_MS,
   DEFAULT_MAX_CALLS_PER_TURN,
   DEFAULT_MAX_MODEL_REPLY_BYTES,
+  DEFAULT_RUNNER_CONCURRENCY,
   DEFAULT_SESSION_TTL_SECONDS,
 } from './defaults.js';
 import { MeshError } from './errors/mesh-error.js';
@@ -90,7 +91,7 @@ export function serviceEnv(env: Record<string, string | undefined>): ServiceEnv 
       ?.split(',')
       .map((s) => s.trim())
       .filter(Boolean),
-    runnerConcurrency: int('RUNNER_CONCURRENCY', 16, 1),
+    runnerConcurrency: int('RUNNER_CONCURRENCY', DEFAULT_RUNNER_CONCURRENCY, 1),
     runnerMetricsPort: int('RUNNER_METRICS_PORT', 0, 0),
     apiKeys: str('MESH_API_KEYS'),
     internalToken: str('MESH_INTERNAL_TOKEN'),
