@@ -1,10 +1,10 @@
 // `npm run bench` (DESIGN §11): the mesh — gateway, runners, tool-host and a private Redis, each its
-// own process on loopback — against the OpenAI Agents SDK at its fastest in this process, on one fake
-// OpenAI-compatible model in a third process whose CPU counts on both sides. One JSON line per figure on stdout, then a table.
+// own process on loopback, with the shipped defaults — against the OpenAI Agents SDK at its fastest in
+// this process, on one fake OpenAI-compatible model in a third process whose CPU counts on both sides.
+// Every figure a client takes part in is reported for undici's `request` and Node's global fetch.
+// One JSON line per figure on stdout, then a table.
 // Sizes: BENCH_QUICK=1 for a smoke run; BENCH_REPS, BENCH_RUNS, BENCH_WARMUP, BENCH_SECONDS,
-// BENCH_RUNNERS, BENCH_PARKED, BENCH_RECOVERIES, BENCH_DEPTH, BENCH_ONLY, BENCH_SAVE (bench-options.ts).
-// The mesh runs with the shipped defaults, and every figure a client takes part in is reported for
-// undici's `request` and Node's global fetch (DESIGN §11);
+// BENCH_RUNNERS, BENCH_PARKED, BENCH_RECOVERIES, BENCH_DEPTH, BENCH_ONLY, BENCH_SAVE (bench-options.ts);
 // BENCH_CPU_PROF=<dir> has every service write a V8 CPU profile there (spawn-service.ts).
 import os from 'node:os';
 import { depthChainFigure } from './figures/depth-chain.js';
