@@ -27,7 +27,8 @@ export const DONE_MESSAGE_MAX_BYTES = 32 * 1024;
  * Optional ARGV 15–20: a call record of this invocation written first, as RECORD_CALL would (callId,
  * recordJSON, eventJSON, modelCalls+, promptTokens+, completionTokens+): the model reply that led
  * here travels with the finish, one step instead of two.
- * Returns 1 when written, 0 when already terminal or fenced out.
+ * Returns 1 when written, 0 when already terminal or fenced out, and the tree's error (JSON) when
+ * a cancellation was written as the tree's failure, so the runner logs and counts what was written.
  */
 export const FINISH: LuaScript = {
   numberOfKeys: 7,
@@ -92,6 +93,7 @@ if redis.call('HGET', KEYS[1], 'parentId') == false then
     redis.call('PUBLISH', ARGV[13], id)
   end
 end
+if final ~= ARGV[2] then return err end
 return 1`,
 };
 
