@@ -11,6 +11,12 @@ import type { LuaScript } from './lua-scripts.js';
 export const DONE_MESSAGE_MAX_BYTES = 32 * 1024;
 
 /**
+ * On the done channel, `approval <rootId>`: a node of that tree has parked waiting on a human
+ * decision, so a request waiting on the root with `?wait` answers now (DESIGN §3).
+ */
+export const APPROVAL_WAKE_PREFIX = 'approval ';
+
+/**
  * Writes the terminal state once (compare-and-set), completes the parent's call record when the
  * invocation is a delegation, adds its tree usage to its parent's (`sub…` fields: each child's
  * subtree is rolled up exactly once, DESIGN §13), sets the retention TTL, appends the event and

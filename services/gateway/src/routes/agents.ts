@@ -46,7 +46,9 @@ function invokeQuery(defaultTimeoutSeconds: number, maxTimeoutSeconds: number): 
         maximum: 300,
         default: 30,
         description:
-          'Seconds to wait for a terminal state: 200 with the finished view within it, else 202 with `Location`.',
+          'Seconds to wait for a terminal state: 200 with the finished view within it, else 202 with `Location`. ' +
+          'The wait also ends at once when some node of the tree waits on a human decision (202; the node lists ' +
+          'it in `pendingApprovals`, and `GET /approvals` lists it).',
       },
       timeout: {
         type: 'integer',
@@ -173,6 +175,7 @@ export const agentRoutes: FastifyPluginAsync<AgentRoutesOptions> = async (app, o
     const view = await invocations.start(agent, req.body, {
       timeoutMs: timeout * 1000,
       waitMs: wait * 1000,
+      untilDecision: true,
       traceparent: typeof traceparent === 'string' ? traceparent : undefined,
       signal: abort.signal,
       owner: req.meshCaller.owner,
