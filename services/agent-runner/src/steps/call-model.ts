@@ -70,6 +70,8 @@ export async function callModel(
   }
   ctx.metrics.modelCalls.inc({ ...label, outcome: 'succeeded' });
   ctx.metrics.modelSeconds.observe(label, (performance.now() - t0) / 1000);
+  ctx.metrics.tokens.inc({ ...label, kind: 'prompt' }, reply.usage.promptTokens);
+  ctx.metrics.tokens.inc({ ...label, kind: 'completion' }, reply.usage.completionTokens);
   // Deferred: the reply travels with the activation's next write (the next call's `started`, the
   // delegations, or the finish), one round trip instead of two; see ActivationStore.record.
   await ctx.store.record(
