@@ -72,34 +72,37 @@ t.test(
   },
 );
 
-t.test('a call that comes while its stdio MCP server is being restarted waits for it, then runs', async (t) => {
-  const files = fixtureFiles(t);
-  const mesh = await startMesh(t, {
-    toolsYaml: [stdioEntry(fixtureArgs(files), ', prefix: fx_')],
-    ...oneCall('fx_whoami'),
-  });
-  const before = files.pid();
-  fs.writeFileSync(files.hold, ''); // its restarts fail until the file is gone
-  process.kill(before, 'SIGKILL');
-  await waitUntil(
-    async () => (await readiness(mesh)).status === 503,
-    30_000,
-    () => 'the tool-host to report the server down',
-  );
-  const started = await mesh.invoke('agent', { prompt: 'go' }, 'wait=0');
-  await waitUntil(
-    async () => mesh.model.of('agent').length >= 1,
-    30_000,
-    () => 'the model to ask for the tool',
-  );
-  await new Promise((r) => setTimeout(r, 500)); // the call reaches the tool-host, which is restarting it
-  fs.rmSync(files.hold);
-  const done = await mesh.waitForStatus(started.json.id, 'succeeded', 60_000);
-  const after = files.pid();
-  t.not(after, before, 'a new process');
-  t.equal(done.output, `pid ${after}`, 'the call ran on the restarted server');
-  t.strictSame(files.lines(), ['call whoami'], 'once');
-});
+t.test(
+  'a call that comes while its stdio MCP server is being restarted waits for it, then runs',
+  async (t) => {
+    const files = fixtureFiles(t);
+    const mesh = await startMesh(t, {
+      toolsYaml: [stdioEntry(fixtureArgs(files), ', prefix: fx_')],
+      ...oneCall('fx_whoami'),
+    });
+    const before = files.pid();
+    fs.writeFileSync(files.hold, ''); // its restarts fail until the file is gone
+    process.kill(before, 'SIGKILL');
+    await waitUntil(
+      async () => (await readiness(mesh)).status === 503,
+      30_000,
+      () => 'the tool-host to report the server down',
+    );
+    const started = await mesh.invoke('agent', { prompt: 'go' }, 'wait=0');
+    await waitUntil(
+      async () => mesh.model.of('agent').length >= 1,
+      30_000,
+      () => 'the model to ask for the tool',
+    );
+    await new Promise((r) => setTimeout(r, 500)); // the call reaches the tool-host, which is restarting it
+    fs.rmSync(files.hold);
+    const done = await mesh.waitForStatus(started.json.id, 'succeeded', 60_000);
+    const after = files.pid();
+    t.not(after, before, 'a new process');
+    t.equal(done.output, `pid ${after}`, 'the call ran on the restarted server');
+    t.strictSame(files.lines(), ['call whoami'], 'once');
+  },
+);
 
 t.test('a call in flight when its stdio MCP server dies is in doubt and is not run again', async (t) => {
   const files = fixtureFiles(t);
