@@ -1,4 +1,4 @@
-// The demo's approval (README "Approvals"): the publisher's publish_note needs a human's approval,
+// The demo's approval (docs/guides/approvals-and-budgets.md): the publisher's publish_note needs a human's approval,
 // and the offline demo model calls it for any prompt and reports a rejection in its answer.
 import { fileURLToPath } from 'node:url';
 import { buildPlan, loadConfig } from '@agentmesh/shared';

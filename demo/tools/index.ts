@@ -66,7 +66,7 @@ export const searchDocs = defineTool<{ query: string; k?: number }, SearchHit[]>
 
 /**
  * Publishes a note to the team's notice board — simulated: it only says what it would post. Every
- * call waits for a human's approval first (`needsApproval`, README "Approvals").
+ * call waits for a human's approval first (`needsApproval`, docs/guides/approvals-and-budgets.md).
  */
 export const publishNote = defineTool<{ title: string; text: string }, { published: true; title: string }>({
   name: 'publish_note',

@@ -37,7 +37,7 @@ process.on('SIGTERM', () => void stop('SIGTERM'));
 process.on('SIGINT', () => void stop('SIGINT'));
 try {
   const config = await loadConfig(env.configFile, process.env);
-  log.debug({ config: redactConfig(config) }, 'config loaded'); // secrets redacted (README)
+  log.debug({ config: redactConfig(config) }, 'config loaded'); // secrets redacted (docs/reference/configuration.md)
   runner = buildRunner({
     config,
     codeAgents: await loadCodeAgents(config),

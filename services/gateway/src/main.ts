@@ -32,7 +32,7 @@ try {
   });
   if (warning) log.warn(warning);
   const config = await loadConfig(env.configFile, process.env);
-  log.debug({ config: redactConfig(config) }, 'config loaded'); // secrets redacted (README)
+  log.debug({ config: redactConfig(config) }, 'config loaded'); // secrets redacted (docs/reference/configuration.md)
   const gateway = await buildGateway({
     config,
     codeAgents: await loadCodeAgents(config),

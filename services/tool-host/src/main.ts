@@ -45,7 +45,7 @@ try {
   });
   if (exposed) log.warn(exposed);
   const config = await loadConfig(env.configFile, process.env);
-  log.debug({ config: redactConfig(config) }, 'config loaded'); // secrets redacted (README)
+  log.debug({ config: redactConfig(config) }, 'config loaded'); // secrets redacted (docs/reference/configuration.md)
   const native = await loadTools(config);
   const mcp = await mountMcpServers(
     config,

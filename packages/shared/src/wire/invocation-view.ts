@@ -117,7 +117,7 @@ export type InvocationView = Static<typeof InvocationView>;
 export const ErrorBodySchema = Type.Object(
   {
     error: Type.Object({
-      code: Type.String({ description: 'A stable snake_case code (README, "Error codes").' }),
+      code: Type.String({ description: 'A stable snake_case code (docs/reference/errors.md).' }),
       message: Type.String({ description: 'What is wrong, for a human.' }),
       details: Type.Optional(
         Type.Array(

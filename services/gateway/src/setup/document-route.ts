@@ -54,7 +54,7 @@ export function documentRoute(
   const own = route.method === 'GET' ? DOCS_ROUTES[url] : undefined;
   const s = (own ?? schema ?? {}) as RouteSchema;
   if (s.hide) return { schema: s, url };
-  // The UI's route is `/docs/` (prefix plus `/`); fastify serves it at `/docs` too, as the README says.
+  // The UI's route is `/docs/` (prefix plus `/`); fastify serves it at `/docs` too, as docs/reference/rest-api.md says.
   if (url === '/docs/') url = '/docs';
   const secured = auth && !isOpen(url);
   const { 403: forbidden, ...responses } = s.response ?? {};

@@ -1,15 +1,18 @@
-// The README's error table and the error registry say the same thing (STYLE: Errors).
+// The errors reference (docs/reference/errors.md) and the error registry say the same thing (STYLE: Errors).
 import fs from 'node:fs';
 import path from 'node:path';
 import t from 'tap';
 import { ERROR_CODES } from '../src/index.js';
 
 t.test(
-  "the README's error table lists every code with its status, retryability, fault and message",
+  "the errors reference's table lists every code with its status, retryability, fault and message",
   async (t) => {
-    const readme = fs.readFileSync(path.resolve(import.meta.dirname, '../../../README.md'), 'utf8');
+    const doc = fs.readFileSync(
+      path.resolve(import.meta.dirname, '../../../docs/reference/errors.md'),
+      'utf8',
+    );
     const rows = [
-      ...readme.matchAll(
+      ...doc.matchAll(
         /^\|\s*`([a-z_]+)`\s*\|\s*(\d{3})\s*\|\s*(yes|no)\s*\|\s*(user|model|system)\s*\|\s*(.+?)\s*\|$/gm,
       ),
     ].map((m) => ({
