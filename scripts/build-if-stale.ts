@@ -1,7 +1,8 @@
 // `npm start` builds first (docs/guides/getting-started.md); an up-to-date build is skipped here,
 // because tsc's own incremental check still loads every program (about 10 s of CPU for the four
-// workspaces) to find that nothing changed. Stale means: a workspace has no build info yet, or a source, tsconfig or
-// package manifest is newer than the oldest build info. Then the whole `npm run build` runs.
+// workspaces) to find that nothing changed. Stale means: a workspace has no build info yet, or a
+// source, tsconfig or package manifest is newer than the oldest build info. Then the whole
+// `npm run build` runs.
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
