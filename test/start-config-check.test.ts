@@ -7,7 +7,7 @@ import path from 'node:path';
 import t, { type Test } from 'tap';
 import { freePort } from '../scripts/free-port.js';
 import { inspectMeshConfig } from '../scripts/inspect-mesh-config.js';
-import { npmStart, startEnv } from './support/npm-start.js';
+import { npmStart, startEnv, stopNpmStart } from './support/npm-start.js';
 
 const MODEL = `models:\n  default: {provider: openai, baseUrl: 'http://127.0.0.1:9/v1', apiKey: k, model: m}\n`;
 
@@ -99,5 +99,28 @@ t.test(
       /redis|tool-host\s+\||runner-\d|gateway\s+\||not ready/i,
       'no service, no Redis, no timeout',
     );
+  },
+);
+
+t.test(
+  'a service that refuses to start is named with its exit code, not taken for a slow start',
+  async (t) => {
+    // On all interfaces without MESH_API_KEYS or MESH_INTERNAL_TOKEN, the gateway and the tool-host refuse.
+    const npm = npmStart(
+      startEnv({
+        HOST: '0.0.0.0',
+        GATEWAY_PORT: String(await freePort()),
+        TOOL_HOST_PORT: String(await freePort()),
+        REDIS_URL: `redis://127.0.0.1:${await freePort()}`,
+        LOG_FORMAT: 'pretty',
+      }),
+    );
+    t.teardown(() => stopNpmStart(npm));
+    t.equal(await npm.exited, 1, 'it exits with 1');
+    t.match(
+      npm.output(),
+      /mesh\s+\| (gateway|tool-host) exited unexpectedly \(exit code 1\); stopping the mesh/,
+    );
+    t.notMatch(npm.output(), /not ready within/);
   },
 );
