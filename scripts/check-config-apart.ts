@@ -33,6 +33,10 @@ export function checkConfigApart(
       answer = m as CheckedConfig;
     });
     const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
+    // npm start may exit meanwhile (a signal): the check does not outlive it.
+    const orphaned = () => child.kill('SIGKILL');
+    process.once('exit', orphaned);
+    child.once('exit', () => process.off('exit', orphaned));
     child.once('error', (e) => {
       clearTimeout(timer);
       resolve(failed(`${file}: the config could not be checked: ${e.message}`));

@@ -208,7 +208,7 @@ function start(slot: Slot): Service {
     env: slot.env,
     cwd: ROOT,
     output,
-    ...(slot.onLine ? { onLine: slot.onLine } : {}),
+    onLine: (line) => slot.onLine?.(line),
   });
   slot.service = service;
   void service.exited.then((status) => {
@@ -274,13 +274,12 @@ if (dev && !stopping) {
         ...(parts.includes('gateway') ? [gateway] : []),
       ].map(stop);
       await Promise.all(stops);
+      // Runners read the catalogue once: the new tool-host's must be there before they start.
       if (parts.includes('tool-host')) {
         await stop(toolHost);
-        const published = catalogueLine();
-        start(toolHost);
-        // Runners read the catalogue once: the new tool-host's must be there before they start.
-        if (!(await published)) return false;
+        if (stopping || !(await startToolHost())) return false;
       }
+      if (stopping) return false; // Ctrl-C meanwhile: nothing more is started
       if (parts.includes('runners')) for (const slot of slots.runners) start(slot);
       if (parts.includes('gateway')) start(gateway);
       return (await waitForOwnGateway(gateway.service!, readyTimeoutMs)) === 'ready';
@@ -299,17 +298,20 @@ async function stop(slot: Slot): Promise<void> {
   await service?.stop(GRACE_MS);
 }
 
-/** Resolves true once the tool-host says it published its catalogue, false if it exits first. */
-function catalogueLine(): Promise<boolean> {
-  return new Promise((resolve) => {
-    const slot = slots.toolHost;
-    slot.onLine = (line) => {
-      if (!line.includes('catalogue published')) return;
-      slot.onLine = undefined;
-      resolve(true);
-    };
-    void Promise.resolve().then(() => slot.service?.exited.then(() => resolve(false)));
+/** Starts the tool-host; true once it says it published its catalogue, false if it exits first. */
+async function startToolHost(): Promise<boolean> {
+  const slot = slots.toolHost;
+  let published!: (ok: boolean) => void;
+  const outcome = new Promise<boolean>((resolve) => {
+    published = resolve;
   });
+  slot.onLine = (line) => {
+    if (line.includes('catalogue published')) published(true);
+  };
+  void start(slot).exited.then(() => published(false));
+  const ok = await outcome;
+  slot.onLine = undefined;
+  return ok;
 }
 
 /** A runner's `approval requested` line becomes the curls that decide it (DESIGN §13). */
