@@ -283,7 +283,15 @@ export class McpConnection {
     if (this.closed || !isStdio(this.server) || (known && this.hopeless(deadline)))
       return Promise.reject(this.unavailable());
     return new Promise<Client>((resolve, reject) => {
+      // Given up just before the call's own timeout, so it fails for its true reason (the server
+      // is down), not as a tool that did not answer: an attempt under load may take longer than
+      // the last one did.
+      const giveUp = setTimeout(
+        () => wait.reject(this.unavailable()),
+        deadline - Date.now() - Math.min(1000, (deadline - Date.now()) / 10),
+      );
       const end = () => {
+        clearTimeout(giveUp);
         this.restartWaits.delete(wait);
         signal.removeEventListener('abort', aborted);
       };
