@@ -167,6 +167,13 @@ const CHECKS: Record<string, Check> = {
   'a2a-unknown-agent': (t, lines) => {
     t.strictSame(lines, ['No agent is named echo (agents: planner, researcher, fact_checker, publisher).']);
   },
+  fork: (t, lines) => {
+    t.equal(lines.length, 3);
+    const [, reused] = /^succeeded from t\d+-model: (\d+) reused, 1 model call$/.exec(lines[0] ?? '') ?? [];
+    t.ok(Number(reused) >= 2, `the calls before the last model call were reused: ${lines[0]}`);
+    t.equal(lines[1], 'succeeded');
+    t.equal(lines[2], 'calculator succeeded resultGiven=true');
+  },
   'deploying-health': (t, lines) => {
     t.strictSame(lines, [
       'ok',

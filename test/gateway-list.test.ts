@@ -191,6 +191,7 @@ t.test('the OpenAPI document describes the page', async (t) => {
     'deadline',
     'error',
     'finishedAt',
+    'forkedFrom',
     'id',
     'rootId',
     'startedAt',

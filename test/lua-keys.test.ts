@@ -80,6 +80,7 @@ t.test('every mesh Lua step touches only the keys in its KEYS', async (t) => {
         };
       }
       if (r.agent === 'helper' && prompt === 'slow') return { final: 'late', latencyMs: 10_000 };
+      if (r.agent === 'helper' && prompt === 'pause') return { final: 'paused', latencyMs: 1500 };
       return { final: `${r.agent} done` };
     },
   });
@@ -92,6 +93,11 @@ t.test('every mesh Lua step touches only the keys in its KEYS', async (t) => {
   await mesh.waitForStatus(asked, 'waiting');
   await mesh.request('POST', `/invocations/${asked}/approvals/t0-call0`, { payload: { approved: true } });
   await mesh.waitForStatus(asked, 'succeeded');
+  // A fork of it (DESIGN §19): the node read within bounds, the fork made with its reused records.
+  const forked = await mesh.request('POST', `/invocations/${asked}/fork?wait=30`, {
+    payload: { fromCallId: 't1-model' },
+  });
+  t.equal(forked.json.status, 'succeeded');
   // A code agent's memory, its park and replay.
   t.equal((await mesh.invoke('keeper', { prompt: 'go' })).status, 200);
   // A tree cancelled while its child runs.
@@ -106,8 +112,13 @@ t.test('every mesh Lua step touches only the keys in its KEYS', async (t) => {
   // A tree that fails on its budget (its child's call finds the counter spent).
   const broke = (await mesh.invoke('boss', { prompt: 'go' }, 'wait=0&budget=1')).json.id;
   await mesh.waitForStatus(broke, 'failed');
-  // A session's turns, and its deletion.
-  for (const prompt of ['one', 'two']) await mesh.invoke('helper', { prompt }, 'session=s1');
+  // A session's turns (one queued behind another: its history is read when its turn comes), a
+  // page of its messages, and its deletion.
+  await mesh.invoke('helper', { prompt: 'one' }, 'session=s1');
+  await mesh.invoke('helper', { prompt: 'pause' }, 'wait=0&session=s1');
+  const queued = (await mesh.invoke('helper', { prompt: 'two' }, 'wait=0&session=s1')).json.id;
+  await mesh.waitForStatus(queued, 'succeeded');
+  t.equal((await mesh.get('/sessions/s1?limit=2')).status, 200);
   t.equal((await mesh.request('DELETE', '/sessions/s1')).status, 204);
   t.equal((await mesh.get('/invocations?limit=5')).status, 200);
   await new Promise((r) => setTimeout(r, 200)); // the last steps reach MONITOR

@@ -268,3 +268,35 @@ t.test('without an API key POST /mcp is 401 in the REST error shape; GET and DEL
     t.equal(r.headers.get('allow'), 'POST');
   }
 });
+
+t.test('a batch that repeats a request id is refused before any call runs', async (t) => {
+  const before = mesh.model.of('echo').length;
+  const call = (id: number | string, prompt: string) => ({
+    jsonrpc: '2.0',
+    id,
+    method: 'tools/call',
+    params: { name: 'echo', arguments: { prompt } },
+  });
+  const res = await fetch(`${base}/mcp`, {
+    method: 'POST',
+    headers: {
+      authorization: 'Bearer all-key',
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+    },
+    body: JSON.stringify([
+      call(1, 'a'),
+      call('1', 'b'),
+      { jsonrpc: '2.0', method: 'notifications/x' },
+      call(1, 'c'),
+    ]),
+  });
+  t.equal(res.status, 400);
+  const body = (await res.json()) as any;
+  t.equal(body.error.code, 'invalid_input');
+  t.match(body.error.message, 'repeats the request id 1');
+  t.strictSame(body.error.details, [
+    { path: '/3/id', message: 'repeats the id of an earlier request of the batch' },
+  ]);
+  t.equal(mesh.model.of('echo').length, before, 'no call ran');
+});

@@ -108,6 +108,7 @@ t.test('every operation has an operationId, a summary, security and described re
     'post /agents/quiz/invoke',
     'post /agents/slow/invoke',
     'post /invocations/{id}/approvals/{callId}',
+    'post /invocations/{id}/fork',
     'post /mcp',
   ]);
   const ids = ops.map((o) => o.op.operationId);
@@ -172,6 +173,12 @@ t.test('success bodies are typed and every error a route answers is declared', a
   );
   t.strictSame(
     statuses('/agents/quiz/invoke', 'post').sort(),
+    ['200', '202', '400', '404', '409', '413', '415', '422', '503', ...transport].sort(),
+  );
+  t.strictSame(schemaOf('/invocations/{id}/fork', 'post', '200'), view);
+  t.strictSame(schemaOf('/invocations/{id}/fork', 'post', '202'), view);
+  t.strictSame(
+    statuses('/invocations/{id}/fork', 'post').sort(),
     ['200', '202', '400', '404', '409', '413', '415', '422', '503', ...transport].sort(),
   );
 });

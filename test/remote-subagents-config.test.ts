@@ -1,4 +1,4 @@
-// Remote agent entries in the config (DESIGN §14, §16): `remote: {a2a, headers?}` with its own
+// Remote agent entries in the config (DESIGN §14, §16): `remote: {a2a, headers?, allowedOrigins?}` with its own
 // description and input/output schemas; bad ones fail at start with the file, the path and the
 // reason, every problem at once. The plan lists it as kind `remote` with the default prompt schema;
 // logs never show its headers. Needs nothing running.
@@ -97,4 +97,30 @@ t.test('the remote entry itself is checked by the schema: a2a required, nothing 
     remote: {a2a: 'http://b.example/card', headers: {x-long: '${'v'.repeat(8193)}'}}
 `);
   t.strictSame(long, ['agents.helper.remote.headers.x-long: longer than 8192 characters']);
+});
+
+t.test('allowedOrigins lists http(s) origins and nothing more, at most 32', async (t) => {
+  const config = parse(`  helper:
+    remote: {a2a: 'https://b.example/card', allowedOrigins: ['https://api.b.example', 'http://10.0.0.7:8080']}
+`);
+  t.strictSame(config.agents.helper!.remote!.allowedOrigins, [
+    'https://api.b.example',
+    'http://10.0.0.7:8080',
+  ]);
+  const problems = problemsOf(`  helper:
+    remote: {a2a: 'https://b.example/card', allowedOrigins: ['ftp://b.example', 'https://b.example/a2a', 'nope', 7]}
+`);
+  t.strictSame(problems.sort(), [
+    'agents.helper.remote.allowedOrigins[0]: not an http(s) origin: "ftp://b.example"',
+    'agents.helper.remote.allowedOrigins[1]: an origin is scheme://host[:port] only, as "https://b.example": "https://b.example/a2a"',
+    'agents.helper.remote.allowedOrigins[2]: not an origin: "nope"',
+    'agents.helper.remote.allowedOrigins[3]: expected string',
+  ]);
+  const many = JSON.stringify(Array.from({ length: 33 }, (_, i) => `https://h${i}.example`));
+  t.strictSame(
+    problemsOf(`  helper:
+    remote: {a2a: 'https://b.example/card', allowedOrigins: ${many}}
+`),
+    ['agents.helper.remote.allowedOrigins: at most 32 origins'],
+  );
 });

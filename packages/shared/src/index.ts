@@ -19,6 +19,8 @@ export {
 } from './errors/error-codes.js';
 export { type FrameworkError, frameworkErrorCode } from './errors/framework-error-code.js';
 export { type ErrorBody, type ErrorDetail, isMeshError, MeshError } from './errors/mesh-error.js';
+export { forkEvents } from './fork/fork-events.js';
+export { type ForkPoint, type ForkRecordOptions, type ForkRecords, planFork } from './fork/plan-fork.js';
 export * from './ids.js';
 export { importModule } from './import-module.js';
 export * from './json/index.js';
@@ -31,6 +33,7 @@ export * from './queue/dispatch.js';
 export * from './queue/take-step.js';
 export { boundedValidation } from './react/bounded-validation.js';
 export { buildConversation, toolMessage } from './react/build-conversation.js';
+export { type ChargedUsage, chargedUsage, estimateUsage } from './react/charged-usage.js';
 export type { ChatMessage } from './react/chat-message.js';
 export {
   decideNextStep,
@@ -43,6 +46,7 @@ export {
 export { subagentFailureText, toolFailureText, unknownToolText } from './react/failure-text.js';
 export { initialMessages, userContent } from './react/initial-messages.js';
 export { jsonDepth } from './react/json-depth.js';
+export { MAX_CALL_TOKENS, reportedUsage, type TokenCounts, tokenCount } from './react/reported-usage.js';
 export * from './redis/index.js';
 export { type ServiceEnv, serviceEnv } from './service-env.js';
 export { cancelTree, type FlaggedNode } from './store/cancel-tree.js';
@@ -61,6 +65,7 @@ export * from './store/session-settle.js';
 export * from './store/session-store.js';
 export * from './trace/index.js';
 export * from './wire/call-record.js';
+export * from './wire/fork-request.js';
 export * from './wire/invocation-view.js';
 export * from './wire/job-data.js';
 export * from './wire/mesh-event.js';

@@ -23,6 +23,11 @@ export interface KeyLayout {
   recent(): string;
   /** String: the invocation an Idempotency-Key (hashed with agent and API key) started. */
   idempotency(scope: string): string;
+  /**
+   * String with TTL: an agent's definition (its plan entry as canonical JSON) by its definition
+   * hash, so a fork refused with `plan_changed` can name what changed since the original ran.
+   */
+  definition(hash: string): string;
   /** Hash: the tool-host's catalogue (`version`, `tools` JSON). */
   catalogue(): string;
   /** Channel: the catalogue changed. */
@@ -87,6 +92,7 @@ export function keyLayout(prefix = 'mesh'): KeyLayout {
     recent: () => `${prefix}:{recent}`,
     idempotency: (scope) => `${prefix}:{idem:${scope}}`,
     catalogue: () => `${prefix}:{catalogue}`,
+    definition: (hash) => `${prefix}:{def:${hash}}`,
     catalogueChannel: () => `${prefix}:catalogue-changed`,
     agentRunners: (agent) => `${prefix}:{runners:${agent}}`,
     runners: () => `${prefix}:{runners}`,

@@ -1,7 +1,12 @@
 import {
   DEFAULT_DRAIN_MS,
   DEFAULT_MAX_CALLS_PER_TURN,
+  DEFAULT_MAX_FORK_BYTES,
+  DEFAULT_MAX_FORK_RECORDS,
   DEFAULT_MAX_MODEL_REPLY_BYTES,
+  DEFAULT_MAX_RESULT_BYTES,
+  DEFAULT_REMOTE_REQUEST_SECONDS,
+  DEFAULT_SESSION_MAX_BYTES,
   DEFAULT_SESSION_TTL_SECONDS,
 } from './defaults.js';
 import { MeshError } from './errors/mesh-error.js';
@@ -48,12 +53,21 @@ export interface ServiceEnv {
   maxCallsPerTurn: number;
   maxStreamsPerKey: number;
   maxStreams: number;
+  /** The call records (count and bytes) of an invocation a fork may read (DESIGN §19). */
+  maxForkRecords: number;
+  maxForkBytes: number;
   /** How long `POST /mcp`'s tools/call waits for the agent's answer (MESH_MCP_WAIT_SECONDS, DESIGN §14). */
   mcpWaitSeconds: number;
   /** The base URL clients reach the gateway at (MESH_PUBLIC_URL): A2A cards and the document's servers. */
   publicUrl: string | undefined;
   /** How long a session lives after its last use (MESH_SESSION_TTL_SECONDS, DESIGN §12). */
   sessionTtlSeconds: number;
+  /** Bytes of a session's stored messages (MESH_SESSION_MAX_BYTES, DESIGN §12, §16). */
+  sessionMaxBytes: number;
+  /** How long one request to a remote A2A agent may take (MESH_REMOTE_REQUEST_SECONDS, DESIGN §16). */
+  remoteRequestSeconds: number;
+  /** Tools one mounted MCP server may list (MESH_MCP_MAX_TOOLS, DESIGN §16). */
+  mcpMaxTools: number;
 }
 
 /** Parses the environment; every bad value is reported at once with its variable name. */
@@ -98,7 +112,7 @@ export function serviceEnv(env: Record<string, string | undefined>): ServiceEnv 
     defaultTimeoutSeconds: int('MESH_DEFAULT_TIMEOUT_SECONDS', 600, 1),
     maxDepth: int('MESH_MAX_DEPTH', 8, 0),
     maxDelegationsPerTurn: int('MESH_MAX_DELEGATIONS_PER_TURN', 16, 0),
-    maxResultBytes: int('MESH_MAX_RESULT_BYTES', 64 * 1024, 256),
+    maxResultBytes: int('MESH_MAX_RESULT_BYTES', DEFAULT_MAX_RESULT_BYTES, 256),
     lockDurationMs: int('RUNNER_LOCK_MS', 3000, 500),
     drainMs: int('RUNNER_DRAIN_MS', DEFAULT_DRAIN_MS, 0),
     maxRecoveries: int('MESH_MAX_RECOVERIES', 5, 0),
@@ -111,9 +125,14 @@ export function serviceEnv(env: Record<string, string | undefined>): ServiceEnv 
     maxCallsPerTurn: int('MESH_MAX_CALLS_PER_TURN', DEFAULT_MAX_CALLS_PER_TURN, 1),
     maxStreamsPerKey: int('MESH_MAX_STREAMS_PER_KEY', 32, 1),
     maxStreams: int('MESH_MAX_STREAMS', 1024, 1),
+    maxForkRecords: int('MESH_MAX_FORK_RECORDS', DEFAULT_MAX_FORK_RECORDS, 1),
+    maxForkBytes: int('MESH_MAX_FORK_BYTES', DEFAULT_MAX_FORK_BYTES, 1024),
     mcpWaitSeconds: int('MESH_MCP_WAIT_SECONDS', 300, 1),
     publicUrl: str('MESH_PUBLIC_URL'),
     sessionTtlSeconds: int('MESH_SESSION_TTL_SECONDS', DEFAULT_SESSION_TTL_SECONDS, 1),
+    sessionMaxBytes: int('MESH_SESSION_MAX_BYTES', DEFAULT_SESSION_MAX_BYTES, 4096),
+    remoteRequestSeconds: int('MESH_REMOTE_REQUEST_SECONDS', DEFAULT_REMOTE_REQUEST_SECONDS, 1),
+    mcpMaxTools: int('MESH_MCP_MAX_TOOLS', 1000, 1),
   };
   if (settings.defaultTimeoutSeconds > settings.maxTimeoutSeconds) {
     problems.push({

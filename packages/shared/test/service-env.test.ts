@@ -22,6 +22,8 @@ t.test('an empty environment gives every default', async (t) => {
     maxCallsPerTurn: 64,
     maxStreamsPerKey: 32,
     maxStreams: 1024,
+    maxForkRecords: 10_000,
+    maxForkBytes: 32 * 1024 * 1024,
   });
 });
 
@@ -40,6 +42,10 @@ t.test('each variable is read into its setting', async (t) => {
     [{ MESH_PUBLIC_URL: 'https://mesh.example.com' }, { publicUrl: 'https://mesh.example.com' }],
     [{}, { mcpWaitSeconds: 300 }],
     [{ MESH_MCP_WAIT_SECONDS: '5' }, { mcpWaitSeconds: 5 }],
+    [
+      { MESH_MAX_FORK_RECORDS: '50', MESH_MAX_FORK_BYTES: '4096' },
+      { maxForkRecords: 50, maxForkBytes: 4096 },
+    ],
   ];
   for (const [env, expected] of rows) t.match(serviceEnv(env), expected, JSON.stringify(env));
 });
@@ -51,6 +57,10 @@ t.test('every bad value is refused at once, each named by its variable', async (
     [{ MESH_MAX_DEPTH: '1.5', RUNNER_LOCK_MS: '10' }, ['MESH_MAX_DEPTH', 'RUNNER_LOCK_MS']],
     [{ MESH_PREFIX: 'a:b' }, ['MESH_PREFIX']],
     [{ MESH_MCP_WAIT_SECONDS: '0' }, ['MESH_MCP_WAIT_SECONDS']],
+    [
+      { MESH_MAX_FORK_RECORDS: '0', MESH_MAX_FORK_BYTES: '10' },
+      ['MESH_MAX_FORK_RECORDS', 'MESH_MAX_FORK_BYTES'],
+    ],
     [
       { MESH_DEFAULT_TIMEOUT_SECONDS: '100', MESH_MAX_TIMEOUT_SECONDS: '10' },
       ['MESH_DEFAULT_TIMEOUT_SECONDS'],

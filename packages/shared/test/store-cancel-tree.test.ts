@@ -99,3 +99,20 @@ t.test('an error fails the target (treeError) only while it runs; the first erro
   await cancelTree(scripts, keys, ended, '{"code":"budget_exceeded"}');
   t.equal(await redis.hget(keys.invocation(ended, ended), 'treeError'), null);
 });
+
+t.test("a fork's reused delegation names another tree's child: that child is never flagged", async (t) => {
+  const original = newRootId();
+  const child = childId(original, 't0-call0');
+  await node(original, 'running');
+  await node(child, 'running', original);
+  const fork = newRootId();
+  await node(fork, 'running');
+  // The fork's copy of the original's delegation record (DESIGN §19).
+  await redis.hset(
+    keys.calls(fork, fork),
+    't0-call0',
+    JSON.stringify({ callId: 't0-call0', childId: child, reused: true }),
+  );
+  t.same(await cancelTree(scripts, keys, fork), [{ id: fork, status: 'running' }]);
+  t.equal(await flagOf(child), null, "the original's child runs on");
+});

@@ -28,7 +28,7 @@ export class SystemFaultError extends Error {
 const CONTROL = [DelayedError, RateLimitError, UnrecoverableError, WaitingChildrenError, WaitingError];
 
 /** A system fault: neither a hand-back, nor a mesh outcome, nor BullMQ's control flow. */
-function isSystemFault(e: unknown): boolean {
+export function isSystemFault(e: unknown): boolean {
   return !(e instanceof HandBackError || isMeshError(e) || CONTROL.some((control) => e instanceof control));
 }
 

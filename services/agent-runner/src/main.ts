@@ -50,6 +50,7 @@ try {
     internalToken: env.internalToken,
     retentionSeconds: env.retentionSeconds,
     sessionTtlSeconds: env.sessionTtlSeconds,
+    sessionMaxBytes: env.sessionMaxBytes,
     limits: {
       maxDepth: env.maxDepth,
       maxDelegationsPerTurn: env.maxDelegationsPerTurn,
@@ -57,6 +58,7 @@ try {
       maxRecoveries: env.maxRecoveries,
       maxCallsPerTurn: env.maxCallsPerTurn,
       maxModelReplyBytes: env.maxModelReplyBytes,
+      remoteRequestMs: env.remoteRequestSeconds * 1000,
     },
     lockDurationMs: env.lockDurationMs,
     metricsPort: env.runnerMetricsPort,

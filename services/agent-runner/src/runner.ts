@@ -30,6 +30,7 @@ import { buildModels } from './runner/build-models.js';
 import { CancelListener } from './runner/cancel-listener.js';
 import { withdrawDispatches } from './runner/dispatched-takes.js';
 import { drainWorkers } from './runner/drain-workers.js';
+import { endRecentFailedJobs } from './runner/end-failed-job.js';
 import { defineHandOffTake } from './runner/fetch-scripts.js';
 import { GoneRunnerWatch, runnerClientName } from './runner/gone-runners.js';
 import { startHeartbeat } from './runner/heartbeat.js';
@@ -58,6 +59,8 @@ export interface RunnerOptions {
   retentionSeconds: number;
   /** How long a session lives after its last use (MESH_SESSION_TTL_SECONDS). */
   sessionTtlSeconds?: number;
+  /** Bytes of a session's stored messages (MESH_SESSION_MAX_BYTES; default 1 MiB). */
+  sessionMaxBytes?: number;
   limits: RunnerLimitsOptions;
   lockDurationMs: number;
   metricsPort: number;
@@ -148,8 +151,10 @@ export async function buildRunner(opts: RunnerOptions): Promise<Runner> {
     tools: new ToolClient(opts.toolHostUrl, opts.internalToken, dispatcher),
     limits,
     retentionSeconds: opts.retentionSeconds,
-    remote: RemoteAgents.fromConfig(opts.config),
-    sessions: new SessionStore(redis, keys, opts.sessionTtlSeconds ?? DEFAULT_SESSION_TTL_SECONDS),
+    remote: RemoteAgents.fromConfig(opts.config, limits.remoteRequestMs),
+    sessions: new SessionStore(redis, keys, opts.sessionTtlSeconds ?? DEFAULT_SESSION_TTL_SECONDS, {
+      maxBytes: opts.sessionMaxBytes,
+    }),
     metrics,
     log: opts.log,
   };
@@ -193,6 +198,7 @@ export async function buildRunner(opts: RunnerOptions): Promise<Runner> {
       ...opts.watchdog,
       lockKey: keys.watchdogLock(),
       invocationKey: (invocationId) => keys.invocation(rootOf(invocationId), invocationId),
+      endFailed: (queue) => endRecentFailedJobs(ctx, queue),
     },
     opts.log,
   );

@@ -11,6 +11,8 @@ export interface WatchdogOptions {
   lockKey: string;
   /** The state key of an invocation (keys.ts), to read its deadline. */
   invocationKey: (id: string) => string;
+  /** Ends the invocations of a queue's jobs that failed for good lately but are still running. */
+  endFailed?: (queue: Queue) => Promise<void>;
 }
 
 /**
@@ -18,7 +20,8 @@ export interface WatchdogOptions {
  * moved back to the queue but, in rare cases, does not (bullmq #3235, #2644). Such a parent is
  * resumed by a fresh job for the same invocation; the stuck one is removed (its children are done
  * and their results are in the parent's call records, not in BullMQ). Fencing makes a race with a
- * late BullMQ wake-up harmless: one activation wins, the other is fenced out.
+ * late BullMQ wake-up harmless: one activation wins, the other is fenced out. It also ends the
+ * invocations of jobs that failed for good whose runner died before it could (`endFailed`).
  */
 export function startWatchdog(
   redis: MeshRedis,
@@ -34,6 +37,7 @@ export function startWatchdog(
       const lock = await redis.set(opts.lockKey, '1', 'PX', opts.intervalMs, 'NX');
       if (lock !== 'OK') return;
       for (const queue of queues) {
+        await opts.endFailed?.(queue);
         await wakeDecidedParks(redis, queue, opts.invocationKey, log);
         for (const job of await queue.getWaitingChildren(0, 499)) {
           if (!job?.id || Date.now() - (job.processedOn ?? job.timestamp) < opts.minParkedMs) continue;

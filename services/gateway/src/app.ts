@@ -2,6 +2,8 @@ import {
   type ClusterNodeAddress,
   type CodeAgentShape,
   connectRedis,
+  DEFAULT_MAX_FORK_BYTES,
+  DEFAULT_MAX_FORK_RECORDS,
   DEFAULT_SESSION_TTL_SECONDS,
   defineDispatchingAdd,
   ErrorBodySchema,
@@ -20,6 +22,8 @@ import { pino } from 'pino';
 import { a2aRoutes } from './a2a/a2a-route.js';
 import { EventHub } from './events/event-hub.js';
 import { StreamSlots } from './events/stream-slots.js';
+import { ForkService } from './forks/fork-service.js';
+import { publishDefinitions } from './forks/publish-definitions.js';
 import { InvocationService } from './invocations/invocation-service.js';
 import { Waiters } from './invocations/waiters.js';
 import { mcpRoutes } from './mcp/mcp-route.js';
@@ -27,6 +31,7 @@ import { MeshState } from './mesh-state.js';
 import { agentRoutes } from './routes/agents.js';
 import { approvalRoutes } from './routes/approvals.js';
 import { eventRoutes } from './routes/events.js';
+import { forkRoutes } from './routes/forks.js';
 import { healthRoutes } from './routes/health.js';
 import { invocationRoutes } from './routes/invocations.js';
 import { sessionRoutes } from './routes/sessions.js';
@@ -71,7 +76,17 @@ export interface GatewayOptions {
   mcpWaitSeconds?: number;
   /** How long a session lives after its last use (MESH_SESSION_TTL_SECONDS, default 30 days). */
   sessionTtlSeconds?: number;
+  /** The call records (count, bytes) of an invocation a fork may read (MESH_MAX_FORK_RECORDS, MESH_MAX_FORK_BYTES). */
+  maxForkRecords?: number;
+  maxForkBytes?: number;
+  /** Bytes of a result given to a fork before it is cut with a marker (MESH_MAX_RESULT_BYTES, default 64 KiB). */
+  maxResultBytes?: number;
+  /** Bytes of a session's stored messages (MESH_SESSION_MAX_BYTES; default 1 MiB). */
+  sessionMaxBytes?: number;
 }
+
+// How often the gateway writes its agents' definitions again (each lives longer than this).
+const DEFINITION_RENEW_SECONDS = 3600;
 
 /** The gateway: a fastify app plus the connections it owns; `close()` ends both. */
 export interface Gateway {
@@ -120,13 +135,42 @@ export async function buildGateway(opts: GatewayOptions): Promise<Gateway> {
     queues,
     waiters,
     opts.retentionSeconds,
-    new SessionStore(redis, keys, opts.sessionTtlSeconds ?? DEFAULT_SESSION_TTL_SECONDS),
+    new SessionStore(redis, keys, opts.sessionTtlSeconds ?? DEFAULT_SESSION_TTL_SECONDS, {
+      maxBytes: opts.sessionMaxBytes,
+    }),
     () => mesh.plan,
   );
 
+  const maxTimeoutSeconds = opts.maxTimeoutSeconds ?? 86_400;
+  const forks = new ForkService(
+    redis,
+    meshScripts(redis),
+    keys,
+    invocations,
+    () => mesh.plan,
+    {
+      maxRecords: opts.maxForkRecords ?? DEFAULT_MAX_FORK_RECORDS,
+      maxBytes: opts.maxForkBytes ?? DEFAULT_MAX_FORK_BYTES,
+      maxResultBytes: opts.maxResultBytes ?? 64 * 1024,
+    },
+    opts.retentionSeconds,
+  );
+  // Each agent's definition by its hash, for as long as an invocation made with it may be forked
+  // (its deadline, then the retention), renewed well within that (DESIGN §19).
+  const definitionTtl = maxTimeoutSeconds + opts.retentionSeconds + DEFINITION_RENEW_SECONDS;
+  const publish = () => {
+    const plan = mesh.plan;
+    if (plan) void publishDefinitions(redis, keys, plan, definitionTtl).catch(() => undefined);
+  };
+  const renew = setInterval(publish, DEFINITION_RENEW_SECONDS * 1000);
+  renew.unref();
   const refresh = async () => {
     const catalogue = await readCatalogue(redis, keys).catch(() => undefined);
-    if (catalogue) mesh.apply(catalogue);
+    if (catalogue) {
+      const before = mesh.plan;
+      mesh.apply(catalogue);
+      if (mesh.plan !== before) publish();
+    }
   };
   await refresh();
   subscriber.on('message', (channel: string) => {
@@ -180,9 +224,14 @@ export async function buildGateway(opts: GatewayOptions): Promise<Gateway> {
     mesh,
     invocations,
     defaultTimeoutSeconds: opts.defaultTimeoutSeconds,
-    maxTimeoutSeconds: opts.maxTimeoutSeconds ?? 86_400,
+    maxTimeoutSeconds,
   });
   await app.register(invocationRoutes, { invocations, redis, keys });
+  await app.register(forkRoutes, {
+    forks,
+    defaultTimeoutSeconds: opts.defaultTimeoutSeconds,
+    maxTimeoutSeconds,
+  });
   await app.register(approvalRoutes, {
     redis,
     scripts: meshScripts(redis),
@@ -225,6 +274,7 @@ export async function buildGateway(opts: GatewayOptions): Promise<Gateway> {
     mesh,
     async close() {
       clearInterval(poll);
+      clearInterval(renew);
       closing = true;
       waiters.releaseAll();
       await app.close();

@@ -48,6 +48,10 @@ try {
     maxStreams: env.maxStreams,
     mcpWaitSeconds: env.mcpWaitSeconds,
     sessionTtlSeconds: env.sessionTtlSeconds,
+    maxForkRecords: env.maxForkRecords,
+    maxForkBytes: env.maxForkBytes,
+    maxResultBytes: env.maxResultBytes,
+    sessionMaxBytes: env.sessionMaxBytes,
     ...(env.publicUrl ? { publicUrl: env.publicUrl } : {}),
   });
   await gateway.app.listen({ port: env.gatewayPort, host: env.host });

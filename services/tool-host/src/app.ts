@@ -27,6 +27,8 @@ export interface ToolHostOptions {
   mcpServers?: readonly McpConnection[] | undefined;
   /** A pino logger; silent when absent. */
   logger?: FastifyBaseLogger;
+  /** Bytes of a result answered and kept (MESH_MAX_RESULT_BYTES); past it, cut as the invocation cuts it. */
+  maxResultBytes?: number | undefined;
 }
 
 /** The tool-host's HTTP app: list, validate and call tools. `listen` is main's job. */
@@ -94,6 +96,11 @@ export function buildToolHost(opts: ToolHostOptions): FastifyInstance {
     app.addHook('onClose', () => cancels.close());
   }
   installToolMetrics(app, opts.tools);
-  app.register(toolRoutes, { tools: opts.tools, outcomes: opts.outcomes, cancels });
+  app.register(toolRoutes, {
+    tools: opts.tools,
+    outcomes: opts.outcomes,
+    cancels,
+    maxResultBytes: opts.maxResultBytes,
+  });
   return app;
 }

@@ -51,6 +51,8 @@ try {
     config,
     native.map((t) => t.info.name),
     log,
+    undefined,
+    env.mcpMaxTools,
   );
   const tools = [...native, ...mcp.tools];
   const redis = connectRedis(
@@ -67,6 +69,7 @@ try {
     logger: log,
     outcomes,
     mcpServers: mcp.servers,
+    maxResultBytes: env.maxResultBytes,
   });
   await app.listen({ port: env.toolHostPort, host: env.host });
   const version = await publishCatalogue(

@@ -1,6 +1,7 @@
 import {
   codedError,
   compileSchema,
+  DEFAULT_MAX_RESULT_BYTES,
   DEFAULT_TOOL_TIMEOUT_MS,
   describeValidation,
   isMeshError,
@@ -9,6 +10,7 @@ import {
   type ToolContext,
   type ToolRunContext,
 } from '@agentmesh/shared';
+import { boundedResult } from './bounded-result.js';
 import type { StoredOutcome } from './idempotency/outcome-store.js';
 import type { LoadedTool } from './load-tools.js';
 import { traceToolRun } from './tracing.js';
@@ -30,10 +32,11 @@ export function runTool(
   log: Logger,
   cancelled: AbortSignal,
   headers: Record<string, string | string[] | undefined> = {},
+  maxResultBytes = DEFAULT_MAX_RESULT_BYTES,
 ): Promise<RunResult> {
   // In its `execute_tool` span, whose traceparent the tool sees (DESIGN §15).
   return traceToolRun(tool.info.name, context, headers, (traceparent) =>
-    execute(tool, args, context, log, cancelled, traceparent),
+    execute(tool, args, context, log, cancelled, traceparent, maxResultBytes),
   );
 }
 
@@ -44,6 +47,7 @@ async function execute(
   log: Logger,
   cancelled: AbortSignal,
   traceparent: string | undefined,
+  maxResultBytes: number,
 ): Promise<RunResult> {
   const timeoutMs = tool.info.timeoutMs ?? DEFAULT_TOOL_TIMEOUT_MS;
   const timeout = AbortSignal.timeout(timeoutMs);
@@ -69,7 +73,8 @@ async function execute(
         return { outcome: { ok: false, error: codedError('tool_failed', reason) }, abandoned: false };
       }
     }
-    return { outcome: { ok: true, result: result === undefined ? null : result }, abandoned: false };
+    const bounded = boundedResult(result === undefined ? null : result, tool.info.name, maxResultBytes);
+    return { outcome: { ok: true, result: bounded }, abandoned: false };
   } catch (e) {
     if (cancelled.aborted) {
       return {

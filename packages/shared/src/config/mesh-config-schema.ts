@@ -52,11 +52,14 @@ const ToolsEntry = Type.Union([Type.String(), McpEntry], {
   description: 'a module path, {mcp: {command, args?, env?}} or {mcp: {url, headers?}}',
 });
 
-// A remote agent over A2A; normalizeRemoteAgent checks the URL and bounds the headers.
+// A remote agent over A2A; normalizeRemoteAgent checks the URLs and bounds the headers.
 const RemoteEntry = Type.Object(
   {
     a2a: Type.String({ description: 'the URL of the agent card' }),
     headers: Type.Optional(Type.Record(Type.String(), Type.String())),
+    allowedOrigins: Type.Optional(
+      Type.Array(Type.String(), { description: "origins besides the card's its interface may be on" }),
+    ),
   },
   { additionalProperties: false },
 );

@@ -6,8 +6,10 @@ import { urlProblems } from './url-problems.js';
 // Keys of a local agent: a remote one runs its own model and tools on its own mesh.
 const LOCAL_ONLY = ['instructions', 'model', 'module', 'maxIterations', 'maxTokens'] as const;
 
-// Bounds on `headers` (DESIGN §16: nothing unbounded), and the names the A2A client sets itself.
+// Bounds on `headers` and `allowedOrigins` (DESIGN §16: nothing unbounded), and the names the A2A
+// client sets itself.
 const MAX_HEADERS = 32;
+const MAX_ORIGINS = 32;
 const MAX_HEADER_VALUE = 8192;
 const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,256}$/;
 const RESERVED = new Set([
@@ -20,9 +22,10 @@ const RESERVED = new Set([
 ]);
 
 /**
- * Completes a remote agent entry (`remote: {a2a, headers?}`, DESIGN §14) from `raw` and reports
- * what is wrong with it: the card URL must be http(s), headers bounded and well-formed, and no key
- * of a local agent may sit beside it. Its input and output schemas were read like any agent's.
+ * Completes a remote agent entry (`remote: {a2a, headers?, allowedOrigins?}`, DESIGN §14) from
+ * `raw` and reports what is wrong with it: the card URL must be http(s), headers bounded and
+ * well-formed, each allowed origin an http(s) origin and nothing more, and no key of a local agent
+ * may sit beside it. Its input and output schemas were read like any agent's.
  */
 export function normalizeRemoteAgent(
   name: string,
@@ -40,10 +43,19 @@ export function normalizeRemoteAgent(
     if (Array.isArray(raw[key]) && raw[key].length > 0)
       report(`a remote agent (remote:) takes no ${key}: it runs on its own mesh`, key);
   if (!isRecord(raw.remote)) return problems; // the schema says what it should be
-  const { a2a, headers } = raw.remote;
+  const { a2a, headers, allowedOrigins } = raw.remote;
   if (typeof a2a === 'string') {
     problems.push(...urlProblems(a2a, file, ['agents', name, 'remote', 'a2a']));
     agent.remote = { a2a };
+  }
+  if (Array.isArray(allowedOrigins)) {
+    if (allowedOrigins.length > MAX_ORIGINS)
+      report(`at most ${MAX_ORIGINS} origins`, 'remote', 'allowedOrigins');
+    allowedOrigins.slice(0, MAX_ORIGINS).forEach((origin, i) => {
+      const problem = originProblem(origin);
+      if (problem) report(problem, 'remote', 'allowedOrigins', i);
+    });
+    if (agent.remote) agent.remote.allowedOrigins = allowedOrigins.slice(0, MAX_ORIGINS) as string[];
   }
   if (!isRecord(headers)) return problems;
   const entries = Object.entries(headers);
@@ -61,4 +73,20 @@ export function normalizeRemoteAgent(
   if (agent.remote)
     agent.remote.headers = Object.fromEntries(entries.slice(0, MAX_HEADERS)) as Record<string, string>;
   return problems;
+}
+
+/** What is wrong with an allowed origin: it must be `http(s)://host[:port]` and nothing more. */
+function originProblem(origin: unknown): string | undefined {
+  if (typeof origin !== 'string') return undefined; // the schema says what it should be
+  let url: URL;
+  try {
+    url = new URL(origin);
+  } catch {
+    return `not an origin: ${JSON.stringify(origin)}`;
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:')
+    return `not an http(s) origin: ${JSON.stringify(origin)}`;
+  if (url.origin !== origin.replace(/\/$/, ''))
+    return `an origin is scheme://host[:port] only, as ${JSON.stringify(url.origin)}: ${JSON.stringify(origin)}`;
+  return undefined;
 }

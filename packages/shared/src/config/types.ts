@@ -32,8 +32,13 @@ export interface McpToolsEntry {
 export interface RemoteAgentConfig {
   /** The URL of its agent card. */
   a2a: string;
-  /** Sent with every A2A request (card included), e.g. `authorization`. */
+  /** Sent with every A2A request (card included), e.g. `authorization`: only to allowed origins. */
   headers?: Record<string, string>;
+  /**
+   * Origins (`https://host[:port]`) besides the card's own that the card may name for its interface
+   * (and redirects may lead to); a request to any other origin is refused (DESIGN §14, §16).
+   */
+  allowedOrigins?: string[];
 }
 
 /** One agent entry (`agents.<name>`), ReAct (instructions + model), code (`module:`) or remote (`remote:`). */

@@ -13,6 +13,7 @@ export {
 } from './derive-callables.js';
 export { deriveInputSchema } from './derive-input-schema.js';
 export { deriveSchema, describeType } from './derive-schema.js';
+export { definitionOf, describePlanChange } from './describe-plan-change.js';
 export { effectiveInputSchema, effectiveOutputSchema } from './effective-schema.js';
 export { explicitInputSchema } from './explicit-input-schema.js';
 export { explicitSchema, type SchemaRole } from './explicit-schema.js';

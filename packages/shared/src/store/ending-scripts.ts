@@ -122,7 +122,7 @@ end
  * then ends `failed` with it instead of `cancelled`; FINISH reads it; the first error set wins),
  * then the nodes' ids in KEYS' order.
  * Returns {flagged: [id, status, ...] of the nodes that were not terminal, children: every child id
- * their call records name}.
+ * their call records name in the same tree}.
  */
 export const CANCEL_TREE: LuaScript = {
   lua: `${IS_TERMINAL}
@@ -141,9 +141,11 @@ for n = 1, #ARGV - 1 do
     table.insert(flagged, ARGV[n + 1])
     table.insert(flagged, status)
   end
+  -- A child of another tree is a fork's reused delegation (DESIGN §19): not this tree's to cancel.
+  local root = string.sub(ARGV[n + 1], 1, 36)
   for _, text in ipairs(redis.call('HVALS', calls)) do
     local child = string.match(text, '"childId":"([^"]+)"')
-    if child then table.insert(children, child) end
+    if child and string.sub(child, 1, 36) == root then table.insert(children, child) end
   end
 end
 return {flagged, children}`,

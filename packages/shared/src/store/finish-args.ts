@@ -1,3 +1,4 @@
+import { EVENT_INLINE_BYTES } from '../defaults.js';
 import type { KeyLayout } from '../keys.js';
 import type { CodedError } from '../wire/invocation-view.js';
 import { encodeEvent } from '../wire/mesh-event.js';
@@ -19,6 +20,13 @@ export function finishArgs(
 ): (string | number)[] {
   const ok = outcome.status === 'succeeded';
   const error = ok ? '' : JSON.stringify(outcome.error);
+  const output = ok ? JSON.stringify(outcome.output) : '';
+  // A large output is stored once, in the state; its event refers to it (EVENT_INLINE_BYTES).
+  const outputData = !ok
+    ? undefined
+    : Buffer.byteLength(output, 'utf8') > EVENT_INLINE_BYTES
+      ? { status: 'succeeded', outputRef: true }
+      : { status: 'succeeded', output: outcome.output };
   const parentEvent = s.parentId
     ? encodeEvent(
         { id: s.parentId, agent: s.parentAgent ?? '' },
@@ -37,7 +45,7 @@ export function finishArgs(
     keys.invocation(s.rootId, s.rootId),
     epoch ?? '',
     outcome.status,
-    ok ? JSON.stringify(outcome.output) : '',
+    output,
     error,
     now,
     s.parentCallId ?? '',
@@ -45,12 +53,7 @@ export function finishArgs(
     ok ? outcome.content : '',
     error,
     new Date(now).toISOString(),
-    encodeEvent(
-      s,
-      ok ? 'output' : 'status',
-      ok ? { status: 'succeeded', output: outcome.output } : outcome,
-      now,
-    ),
+    encodeEvent(s, ok ? 'output' : 'status', outputData ?? outcome, now),
     retentionSeconds,
     keys.doneChannel(),
     parentEvent,

@@ -78,6 +78,61 @@ end
 return 3`,
 };
 
+/**
+ * Reads the invocation a fork starts from (DESIGN §19), in one step, within bounds: its state, and
+ * its call records unless there are more than ARGV[1] of them or they hold more than ARGV[2] bytes
+ * (then none are read: a fork refuses them, §16). KEYS: inv, calls. ARGV: maxRecords, maxBytes.
+ * Returns {stateFlat, callsFlat, count, bytes}: `bytes` summed only within the count bound.
+ */
+export const READ_FORK_SOURCE: LuaScript = {
+  numberOfKeys: 2,
+  lua: `
+local state = redis.call('HGETALL', KEYS[1])
+if #state == 0 then return {state, {}, 0, 0} end
+local count = redis.call('HLEN', KEYS[2])
+if count > tonumber(ARGV[1]) then return {state, {}, count, 0} end
+local bytes = 0
+for _, field in ipairs(redis.call('HKEYS', KEYS[2])) do
+  bytes = bytes + string.len(field) + redis.call('HSTRLEN', KEYS[2], field)
+end
+if bytes > tonumber(ARGV[2]) then return {state, {}, count, bytes} end
+return {state, redis.call('HGETALL', KEYS[2]), count, bytes}`,
+};
+
+/**
+ * Creates a fork (DESIGN §19) unless it exists: its state, the call records it reuses, and its first
+ * events (the reused calls, then its `queued` status), in one step on the fork's own tree. Every
+ * key gets the TTL (deadline + retention) as a new root's does; FINISH sets the retention once it
+ * ends. KEYS: inv, calls, events. ARGV: ttlSeconds, n records, n × (callId, recordJSON), m events,
+ * m × eventJSON, ...hash fields. Returns 1 when created, 0 when it already existed.
+ */
+export const CREATE_FORK: LuaScript = {
+  numberOfKeys: 3,
+  lua: `
+if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
+local ttl = tonumber(ARGV[1])
+-- HSET in slices: unpack() of thousands of arguments overflows Lua's stack.
+local function hsetSlices(key, from, to)
+  for i = from, to, 1000 do
+    redis.call('HSET', key, unpack(ARGV, i, math.min(i + 999, to)))
+  end
+end
+local n = tonumber(ARGV[2])
+local at = 3 + 2 * n
+if n > 0 then
+  hsetSlices(KEYS[2], 3, at - 1)
+  redis.call('EXPIRE', KEYS[2], ttl)
+end
+local m = tonumber(ARGV[at])
+for i = at + 1, at + m do
+  redis.call('XADD', KEYS[3], 'MAXLEN', '~', '${EVENT_STREAM_MAXLEN}', '*', 'e', ARGV[i])
+end
+if m > 0 then redis.call('EXPIRE', KEYS[3], ttl) end
+hsetSlices(KEYS[1], at + m + 1, #ARGV)
+redis.call('EXPIRE', KEYS[1], ttl)
+return 1`,
+};
+
 /** Reads an invocation's state and call records in one step. KEYS: inv, calls. Returns {stateFlat, callsFlat}. */
 export const READ_INVOCATION: LuaScript = {
   numberOfKeys: 2,

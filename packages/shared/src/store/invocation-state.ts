@@ -4,6 +4,7 @@ import { compareCallIds } from '../ids.js';
 import type { CallRecord } from '../wire/call-record.js';
 import {
   type CodedError,
+  type ForkedFrom,
   type InvocationStatus,
   type InvocationView,
   isTerminal,
@@ -50,6 +51,8 @@ export interface InvocationState {
   /** The session a root invocation continues (DESIGN §12), and the history its model sees. */
   session?: string;
   history?: SessionMessage[];
+  /** A fork's origin (DESIGN §19). */
+  forkedFrom?: ForkedFrom;
 }
 
 /** The hash fields of a new invocation (status `queued`). */
@@ -69,6 +72,7 @@ export function encodeNewInvocation(s: {
   traceparent?: string;
   cancelRequested?: boolean;
   budget?: number;
+  forkedFrom?: ForkedFrom;
 }): string[] {
   const f: Record<string, string> = {
     v: '1',
@@ -90,6 +94,7 @@ export function encodeNewInvocation(s: {
   if (s.traceparent) f.traceparent = s.traceparent;
   if (s.cancelRequested) f.cancelRequested = '1';
   if (s.budget !== undefined) f.budget = String(s.budget);
+  if (s.forkedFrom) f.forkedFrom = JSON.stringify(s.forkedFrom);
   return Object.entries(f).flat();
 }
 
@@ -131,6 +136,8 @@ export function decodeInvocation(h: Record<string, string>): InvocationState {
   if (h.session) s.session = h.session;
   const history = decodeSessionHistory(h.history);
   if (history) s.history = history;
+  const forkedFrom = decodeForkedFrom(h.forkedFrom);
+  if (forkedFrom) s.forkedFrom = forkedFrom;
   const budget = num(h.budget);
   if (budget !== undefined) s.budget = budget;
   const started = num(h.startedAt);
@@ -138,6 +145,19 @@ export function decodeInvocation(h: Record<string, string>): InvocationState {
   const finished = num(h.finishedAt);
   if (finished !== undefined) s.finishedAt = finished;
   return s;
+}
+
+/** A fork's origin as stored (JSON); anything else is none. */
+function decodeForkedFrom(text: string | undefined): ForkedFrom | undefined {
+  if (text === undefined) return undefined;
+  try {
+    const f = JSON.parse(text) as Partial<ForkedFrom> | null;
+    if (typeof f?.invocationId === 'string' && typeof f.callId === 'string')
+      return { invocationId: f.invocationId, callId: f.callId };
+  } catch {
+    // written by the gateway only; unreadable reads as none, never a failed read
+  }
+  return undefined;
 }
 
 /** Decodes a calls hash into records ordered as they happened. */
@@ -179,6 +199,8 @@ export function toInvocationView(s: InvocationState, calls: CallRecord[]): Invoc
       if (r.finishedAt) c.finishedAt = r.finishedAt;
       if (r.childId) c.childId = r.childId;
       if (r.runner) c.runner = r.runner;
+      if (r.reused) c.reused = true;
+      if (r.resultGiven) c.resultGiven = true;
       return c;
     }),
     // A terminal invocation waits for nothing: its undecided approvals are moot.
@@ -189,5 +211,6 @@ export function toInvocationView(s: InvocationState, calls: CallRecord[]): Invoc
   if (s.parentId) view.parentId = s.parentId;
   if (s.startedAt !== undefined) view.startedAt = iso(s.startedAt);
   if (s.finishedAt !== undefined) view.finishedAt = iso(s.finishedAt);
+  if (s.forkedFrom) view.forkedFrom = s.forkedFrom;
   return view;
 }

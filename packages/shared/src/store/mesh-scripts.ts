@@ -1,5 +1,12 @@
 import { CANCEL_TREE, FINISH } from './ending-scripts.js';
-import { CREATE_INVOCATION, DECIDE_APPROVAL, LIST_RECENT, READ_INVOCATION } from './gateway-scripts.js';
+import {
+  CREATE_FORK,
+  CREATE_INVOCATION,
+  DECIDE_APPROVAL,
+  LIST_RECENT,
+  READ_FORK_SOURCE,
+  READ_INVOCATION,
+} from './gateway-scripts.js';
 import {
   ACTIVATE,
   COMMIT_MEMORY,
@@ -33,6 +40,8 @@ export interface MeshScripts {
   readInvocation: Caller;
   requestApproval: Caller;
   decideApproval: Caller;
+  readForkSource: Caller;
+  createFork: Caller;
 }
 
 const SCRIPTS: Record<keyof MeshScripts, LuaScript> = {
@@ -49,6 +58,8 @@ const SCRIPTS: Record<keyof MeshScripts, LuaScript> = {
   readInvocation: READ_INVOCATION,
   requestApproval: REQUEST_APPROVAL,
   decideApproval: DECIDE_APPROVAL,
+  readForkSource: READ_FORK_SOURCE,
+  createFork: CREATE_FORK,
 };
 
 /** Registers every Lua step on a connection (EVALSHA with EVAL fallback) and returns callers. */

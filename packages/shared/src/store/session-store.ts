@@ -1,10 +1,23 @@
 import type { Cluster, Redis } from 'ioredis';
-import { SESSION_MAX_INVOCATIONS, SESSION_MAX_MESSAGES, SESSION_MAX_QUEUED } from '../defaults.js';
+import {
+  DEFAULT_SESSION_MAX_BYTES,
+  SESSION_MAX_HISTORY_CHARS,
+  SESSION_MAX_INVOCATIONS,
+  SESSION_MAX_MESSAGES,
+  SESSION_MAX_QUEUED,
+} from '../defaults.js';
 import { MeshError } from '../errors/mesh-error.js';
+import { truncateResult } from '../json/truncate-result.js';
 import type { KeyLayout } from '../keys.js';
 import type { LuaScript } from './lua-scripts.js';
 import { boundHistory, type SessionMessage } from './session-message.js';
-import { SESSION_CLAIM, SESSION_DELETE, SESSION_HAND_OFF } from './session-scripts.js';
+import {
+  SESSION_CLAIM,
+  SESSION_DELETE,
+  SESSION_HAND_OFF,
+  SESSION_HISTORY,
+  SESSION_PAGE,
+} from './session-scripts.js';
 
 /** What a second invoke does while one of the session runs (`?multitask=`, DESIGN §12). */
 export type Multitask = 'enqueue' | 'reject' | 'interrupt';
@@ -37,17 +50,30 @@ function sessionKeys(keys: KeyLayout, id: string): string[] {
   return [keys.session(id), keys.sessionInvocations(id), keys.sessionQueue(id), keys.sessionMessages(id)];
 }
 
+/** One page of a session's messages (GET /sessions/{id}): oldest first, and where the next starts. */
+export interface SessionPage {
+  messages: SessionMessage[];
+  /** The position of the next page's first message; absent on the last page. */
+  next?: number;
+}
+
 /** A session's state in Redis: binding, history, and the queue of its invocations (DESIGN §12). */
 export class SessionStore {
   private readonly claimScript: Caller;
   private readonly handOffScript: Caller;
   private readonly deleteScript: Caller;
+  private readonly historyScript: Caller;
+  private readonly pageScript: Caller;
+  /** Bytes of the session's stored messages (MESH_SESSION_MAX_BYTES). */
+  readonly maxBytes: number;
 
   constructor(
     readonly redis: Redis | Cluster,
     readonly keys: KeyLayout,
     readonly ttlSeconds: number,
+    opts: { maxBytes?: number } = {},
   ) {
+    this.maxBytes = opts.maxBytes ?? DEFAULT_SESSION_MAX_BYTES;
     const define = (name: string, script: LuaScript): Caller => {
       redis.defineCommand(name, script);
       const host = redis as unknown as Record<string, Caller>;
@@ -56,6 +82,13 @@ export class SessionStore {
     this.claimScript = define('mesh_sessionClaim', SESSION_CLAIM);
     this.handOffScript = define('mesh_sessionHandOff', SESSION_HAND_OFF);
     this.deleteScript = define('mesh_sessionDelete', SESSION_DELETE);
+    this.historyScript = define('mesh_sessionHistory', SESSION_HISTORY);
+    this.pageScript = define('mesh_sessionPage', SESSION_PAGE);
+  }
+
+  /** Bytes of history read for an invocation: the messages a model may receive, within the session's bound. */
+  private get historyBytes(): number {
+    return Math.min(this.maxBytes, SESSION_MAX_HISTORY_CHARS);
   }
 
   /**
@@ -80,6 +113,7 @@ export class SessionStore {
       this.ttlSeconds,
       SESSION_MAX_INVOCATIONS,
       SESSION_MAX_QUEUED,
+      this.historyBytes,
     )) as string[];
     const [kind, arg] = res;
     if (kind === 'not_found') throw new MeshError('session_not_found', `No session has id ${id}.`);
@@ -117,18 +151,32 @@ export class SessionStore {
     };
   }
 
-  /** The session's invocation ids and messages, oldest first. */
-  async lists(id: string): Promise<{ invocations: string[]; messages: SessionMessage[] }> {
-    const [invocations, messages] = await Promise.all([
-      this.redis.lrange(this.keys.sessionInvocations(id), 0, -1),
-      this.redis.lrange(this.keys.sessionMessages(id), 0, -1),
-    ]);
-    return { invocations, messages: messages.map((m) => JSON.parse(m) as SessionMessage) };
+  /** The session's invocation ids, oldest first (at most SESSION_MAX_INVOCATIONS). */
+  invocations(id: string): Promise<string[]> {
+    return this.redis.lrange(this.keys.sessionInvocations(id), 0, -1);
   }
 
-  /** The history the session's next invocation sees: its messages, oldest first, bounded. */
+  /**
+   * One page of the session's messages, oldest first: from position `from` (0: the oldest kept),
+   * at most `limit` messages, stopping before the one that would pass `maxBytes` (at least one).
+   */
+  async page(id: string, from: number, limit: number, maxBytes: number): Promise<SessionPage> {
+    const res = (await this.pageScript(
+      this.keys.session(id),
+      this.keys.sessionMessages(id),
+      from,
+      limit,
+      maxBytes,
+    )) as (string | number)[];
+    const [dropped, length, first] = res.slice(0, 3).map(Number) as [number, number, number];
+    const messages = (res.slice(3) as string[]).map((m) => JSON.parse(m) as SessionMessage);
+    const next = first + messages.length;
+    return next < dropped + length ? { messages, next } : { messages };
+  }
+
+  /** The history the session's next invocation sees: its newest messages, oldest first, bounded. */
   async history(id: string): Promise<SessionMessage[]> {
-    const list = await this.redis.lrange(this.keys.sessionMessages(id), 0, -1);
+    const list = (await this.historyScript(this.keys.sessionMessages(id), this.historyBytes)) as string[];
     return boundHistory(list.map((m) => JSON.parse(m) as SessionMessage));
   }
 
@@ -142,6 +190,8 @@ export class SessionStore {
     exchange: readonly SessionMessage[],
     forget = false,
   ): Promise<string | undefined> {
+    // Each message within a quarter of the bound, so an exchange always fits (DESIGN §12).
+    const cut = Math.floor(this.maxBytes / 4);
     const next = await this.handOffScript(
       ...sessionKeys(this.keys, id),
       finishedId,
@@ -149,7 +199,8 @@ export class SessionStore {
       this.ttlSeconds,
       SESSION_MAX_MESSAGES,
       forget ? '1' : '0',
-      ...exchange.map((m) => JSON.stringify(m)),
+      this.maxBytes,
+      ...exchange.map((m) => JSON.stringify({ ...m, content: truncateResult(m.content, cut) })),
     );
     return typeof next === 'string' ? next : undefined;
   }

@@ -4,8 +4,9 @@ import { type Context, context } from '@opentelemetry/api';
  * The trace context of each request a server handles, for the lines its framework writes outside
  * that context (DESIGN §9: trace ids on every line of a traced request). A request's context is
  * known once its first hook opens it (`enter`); a line written before (fastify's "incoming
- * request") waits for it, and one written later from outside it (from the response's events:
- * "request completed") is written back inside it.
+ * request") waits for it (`early`), and one written later from outside it (from the response's
+ * events: "request completed") is written back inside it (`within`). The services route fastify's
+ * lines here from a subclass of its `LogController`, the extension point fastify documents for them.
  */
 export class RequestContexts<R extends object> {
   readonly #contexts = new WeakMap<R, Context>();
@@ -34,32 +35,9 @@ export class RequestContexts<R extends object> {
     else line();
   }
 
-  /**
-   * Routes a server framework's own request lines (fastify's LogController, patched in place) through
-   * this: "incoming request" waits for the request's context, "request completed" and a stream's
-   * errors are written inside it. Levels and shapes stay the framework's.
-   */
-  traceLines<C extends RequestLogLines<R>>(controller: C): C {
-    const { incomingRequest, requestCompleted, streamError } = controller;
-    controller.incomingRequest = (req, reply) =>
-      this.early(req, () => incomingRequest.call(controller, req, reply));
-    controller.requestCompleted = (error, req, reply) =>
-      this.within(req, () => requestCompleted.call(controller, error, req, reply));
-    controller.streamError = (error, req, reply) =>
-      this.within(req, () => streamError.call(controller, error, req, reply));
-    return controller;
-  }
-
   #release(req: R): void {
     const line = this.#waiting.get(req);
     this.#waiting.delete(req);
     line?.();
   }
-}
-
-/** The request lines of a framework's log controller (fastify's LogController) traceLines patches. */
-export interface RequestLogLines<R> {
-  incomingRequest(request: R, reply: never): void;
-  requestCompleted(error: Error | null | undefined, request: R, reply: never): void;
-  streamError(error: Error, request: R, reply: never): void;
 }

@@ -14,7 +14,12 @@ export type ModelToolCall = Static<typeof ModelToolCall>;
 export const ModelReply = Type.Object({
   content: Type.Union([Type.String(), Type.Null()]),
   toolCalls: Type.Array(ModelToolCall),
-  usage: Type.Object({ promptTokens: Type.Integer(), completionTokens: Type.Integer() }),
+  usage: Type.Object({
+    promptTokens: Type.Integer(),
+    completionTokens: Type.Integer(),
+    /** The reply reported no tokens and its tree has a budget: the counts are an estimate (DESIGN §13). */
+    estimated: Type.Optional(Type.Literal(true)),
+  }),
 });
 export type ModelReply = Static<typeof ModelReply>;
 
@@ -41,5 +46,19 @@ export const CallRecord = Type.Object({
    * order (an empty value deletes the key); a replay applies them when it reaches the record.
    */
   memory: Type.Optional(Type.Array(Type.Tuple([Type.String(), Type.String()]))),
+  /**
+   * Code agents' steps: how many of `memory`'s writes were made before the step's fn ran (the rest
+   * were made while it ran); absent when all were. A fork that gives the step's result keeps those.
+   */
+  memoryBefore: Type.Optional(Type.Integer()),
+  /** A fork's call copied from the invocation it was forked from (DESIGN §19), with its timings. */
+  reused: Type.Optional(Type.Literal(true)),
+  /** A fork's call whose result the fork request gave: it never ran (DESIGN §19). */
+  resultGiven: Type.Optional(Type.Literal(true)),
+  /**
+   * A code agent's delegation in a fork: the output `ctx.subagent` returns, as JSON text (the child
+   * belongs to the original tree, or there is none when the result was given).
+   */
+  outputJson: Type.Optional(Type.String()),
 });
 export type CallRecord = Static<typeof CallRecord>;

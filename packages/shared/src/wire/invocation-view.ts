@@ -59,6 +59,16 @@ export const CallView = Type.Object({
   finishedAt: Type.Optional(Type.String({ format: 'date-time' })),
   childId: Type.Optional(Type.String()),
   runner: Type.Optional(Type.String()),
+  reused: Type.Optional(
+    Type.Boolean({
+      description:
+        'A fork reused this call from the invocation it was forked from: its timings are those of the run in ' +
+        "which it ran, and a delegation's `childId` is the original tree's child. Absent on live calls.",
+    }),
+  ),
+  resultGiven: Type.Optional(
+    Type.Boolean({ description: "The fork request gave this call's result: it never ran." }),
+  ),
 });
 export type CallView = Static<typeof CallView>;
 
@@ -70,6 +80,16 @@ export const PendingApproval = Type.Object({
   requestedAt: Type.String({ format: 'date-time' }),
 });
 export type PendingApproval = Static<typeof PendingApproval>;
+
+/** Where a fork comes from (DESIGN §19): the node it was forked from and the call it runs live from. */
+export const ForkedFrom = Type.Object(
+  {
+    invocationId: Type.String({ description: 'The invocation (any node of a tree) it was forked from.' }),
+    callId: Type.String({ description: 'The call of that invocation it runs from.' }),
+  },
+  { description: 'Present on a fork: `POST /invocations/{id}/fork` started it.' },
+);
+export type ForkedFrom = Static<typeof ForkedFrom>;
 
 /** What `GET /invocations/{id}` answers (DESIGN §3). */
 export const InvocationView = Type.Object(
@@ -103,6 +123,7 @@ export const InvocationView = Type.Object(
     pendingApprovals: Type.Array(PendingApproval, {
       description: 'The calls waiting for a decision (`POST /invocations/{id}/approvals/{callId}`).',
     }),
+    forkedFrom: Type.Optional(ForkedFrom),
   },
   {
     title: 'InvocationView',

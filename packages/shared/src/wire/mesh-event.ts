@@ -32,7 +32,8 @@ export const MeshEvent = Type.Object(
     title: 'MeshEvent',
     description:
       'One Server-Sent Event of an invocation tree: `id:` is its position (send it back as ' +
-      '`Last-Event-ID` to resume), `event:` its type, `data:` this JSON.',
+      "`Last-Event-ID` to resume), `event:` its type, `data:` this JSON. A fork's stream starts with " +
+      'the calls it reused, their `data` marked `reused: true` (a given result `resultGiven: true`).',
   },
 );
 export type MeshEvent = Static<typeof MeshEvent>;

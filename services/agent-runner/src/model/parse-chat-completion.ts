@@ -1,4 +1,4 @@
-import { MeshError, type ModelReply } from '@agentmesh/shared';
+import { MeshError, type ModelReply, reportedUsage } from '@agentmesh/shared';
 
 interface RawCompletion {
   choices?: {
@@ -7,7 +7,7 @@ interface RawCompletion {
       tool_calls?: { id?: unknown; function?: { name?: unknown; arguments?: unknown } }[];
     };
   }[];
-  usage?: { prompt_tokens?: unknown; completion_tokens?: unknown };
+  usage?: unknown;
 }
 
 const bad = (why: string) => new MeshError('invalid_model_reply', `The model reply is malformed: ${why}`);
@@ -41,14 +41,12 @@ export function parseChatCompletion(text: string): ModelReply {
       arguments: typeof args === 'string' ? args : args === undefined ? '{}' : argumentsText(args, i),
     };
   });
-  const tokens = (v: unknown) => (typeof v === 'number' && Number.isFinite(v) ? Math.trunc(v) : 0);
   return {
     content: typeof content === 'string' ? content : null,
     toolCalls,
-    usage: {
-      promptTokens: tokens(raw.usage?.prompt_tokens),
-      completionTokens: tokens(raw.usage?.completion_tokens),
-    },
+    // Clamped before anything adds it to Redis (DESIGN §16); none reported counts 0 here, and the
+    // model call is charged an estimate when its tree has a budget (chargedUsage).
+    usage: reportedUsage(raw.usage) ?? { promptTokens: 0, completionTokens: 0 },
   };
 }
 

@@ -1,12 +1,14 @@
 import type { AgentCard } from '@a2a-js/sdk';
-import { type Client, ClientFactory, JsonRpcTransportFactory } from '@a2a-js/sdk/client';
+import {
+  type Client,
+  ClientFactory,
+  JsonRpcTransportFactory,
+  type TransportFactory,
+} from '@a2a-js/sdk/client';
 import type { KeyLayout, Logger, MeshConfig, RedisTarget, RemoteAgentConfig } from '@agentmesh/shared';
 import { ParkedWatches } from './parked-watches.js';
 import { RemoteError, toRemoteError } from './remote-error.js';
-import { remoteFetch } from './remote-fetch.js';
-
-// One card request's time limit; the caller retries within the invocation's deadline.
-const CARD_TIMEOUT_MS = 10_000;
+import { DEFAULT_REMOTE_REQUEST_MS, remoteFetch } from './remote-fetch.js';
 
 /**
  * The remote agents of the config (`remote: {a2a, headers?}`, DESIGN §14) and one A2A client per
@@ -18,14 +20,18 @@ export class RemoteAgents {
   /** The background watches of parked children (startWatching); none before it or without remote agents. */
   parked: ParkedWatches | undefined;
 
-  constructor(private readonly configs: ReadonlyMap<string, RemoteAgentConfig>) {}
+  constructor(
+    private readonly configs: ReadonlyMap<string, RemoteAgentConfig>,
+    /** How long one request may take (MESH_REMOTE_REQUEST_SECONDS); callers may end it sooner. */
+    private readonly requestTimeoutMs = DEFAULT_REMOTE_REQUEST_MS,
+  ) {}
 
   /** The remote agents of a config, by agent name. */
-  static fromConfig(config: MeshConfig): RemoteAgents {
+  static fromConfig(config: MeshConfig, requestTimeoutMs?: number): RemoteAgents {
     const remote = Object.entries(config.agents).flatMap(([name, agent]) =>
       agent.remote ? [[name, agent.remote] as const] : [],
     );
-    return new RemoteAgents(new Map(remote));
+    return new RemoteAgents(new Map(remote), requestTimeoutMs);
   }
 
   /** Starts watching parked children in the background (a subscriber of its own); no-op without remote agents. */
@@ -61,12 +67,17 @@ export class RemoteAgents {
   private async connect(name: string): Promise<Client> {
     const config = this.configs.get(name);
     if (!config) throw new RemoteError(`agent ${name} is not a remote agent of this config`, false);
-    const fetchImpl = remoteFetch(config.headers ?? {});
+    // The configured headers go to these origins only, and no request goes anywhere else.
+    const origins = new Set([config.a2a, ...(config.allowedOrigins ?? [])].map((u) => new URL(u).origin));
+    const fetchImpl = remoteFetch({
+      headers: config.headers ?? {},
+      origins,
+      timeoutMs: this.requestTimeoutMs,
+    });
     let card: AgentCard;
     try {
       const res = await fetchImpl(config.a2a, {
         headers: { accept: 'application/json', 'a2a-version': '1.0' },
-        signal: AbortSignal.timeout(CARD_TIMEOUT_MS),
       });
       // "Status: N" in the words the SDK uses for its own HTTP errors, so one classifier reads both.
       if (!res.ok) throw new Error(`agent card at ${config.a2a}: Status: ${res.status} ${res.statusText}`);
@@ -74,13 +85,40 @@ export class RemoteAgents {
     } catch (e) {
       throw toRemoteError(e);
     }
-    const factory = new ClientFactory({ transports: [new JsonRpcTransportFactory({ fetchImpl })] });
+    const transport = sameOrigins(new JsonRpcTransportFactory({ fetchImpl }), origins);
+    const factory = new ClientFactory({ transports: [transport] });
     try {
       return await factory.createFromAgentCard(card);
     } catch (e) {
       throw new RemoteError(`unusable agent card at ${config.a2a}: ${(e as Error).message}`, false);
     }
   }
+}
+
+/**
+ * A transport factory that refuses an interface on an origin not allowed (DESIGN §14): the card's
+ * own, or one of `remote.allowedOrigins`. The fetch refuses such requests too; this says so when
+ * the client is made, naming the interface.
+ */
+function sameOrigins(factory: TransportFactory, origins: ReadonlySet<string>): TransportFactory {
+  return {
+    get protocolName() {
+      return factory.protocolName;
+    },
+    create(url, card) {
+      let origin: string;
+      try {
+        origin = new URL(url).origin;
+      } catch {
+        throw new Error(`its interface URL ${JSON.stringify(url)} is not a URL`);
+      }
+      if (!origins.has(origin))
+        throw new Error(
+          `its interface ${url} is on ${origin}, not the card's origin; allow it in remote.allowedOrigins`,
+        );
+      return factory.create(url, card);
+    },
+  };
 }
 
 /** `promise`, or a rejection with the signal's reason as soon as it aborts. */

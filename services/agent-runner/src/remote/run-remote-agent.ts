@@ -4,6 +4,7 @@ import { type CallRecord, codedError, isMeshError } from '@agentmesh/shared';
 import { DelayedError } from 'bullmq';
 import type { AgentRun } from '../steps/agent-run.js';
 import { finishFailed, finishSucceeded } from '../steps/finish-invocation.js';
+import { timeoutSignal } from '../timeout-signal.js';
 import type { RemoteAgents } from './remote-agents.js';
 import { RemoteError } from './remote-error.js';
 import { remoteMessage } from './remote-message.js';
@@ -29,7 +30,9 @@ const MAX_PARK_MS = 30_000;
  * watches that task instead of sending again. It watches for a bounded time, then parks (status
  * `waiting`, the job delayed, no worker slot held) and is woken when the task settles (or at the
  * end of the delay); the remote task's end becomes the child's. Cancellation and the deadline
- * cancel the remote task.
+ * cancel the remote task. Every request of the activation ends when its watch does (at most
+ * WATCH_MS, never past the deadline), however slowly the remote answers: a slow or silent peer
+ * never holds the worker slot longer than that (DESIGN §16).
  */
 export async function runRemoteAgent(run: AgentRun, remote: RemoteAgents): Promise<void> {
   const { ctx, agent, activation, signal } = run;
@@ -39,22 +42,29 @@ export async function runRemoteAgent(run: AgentRun, remote: RemoteAgents): Promi
     return finishFailed(ctx, activation, codedError('deadline_exceeded'));
   }
   const until = Math.min(s.deadline, Date.now() + WATCH_MS);
+  // The requests' own signal: cancellation, or `until` (retryRemote tells the two apart by `signal`).
+  const window = timeoutSignal(signal, Math.max(1, until - Date.now()));
+  const bounded = window.signal;
   let sentTo: string | undefined; // the task this activation started, recorded or not yet
   try {
-    const client = await retryRemote(() => remote.client(agent.name, signal), until, signal);
+    const client = await retryRemote(() => remote.client(agent.name, bounded), until, signal);
     let record = activation.records.get(REMOTE_CALL_ID);
     if (!record?.providerId) {
       const request = remoteMessage(agent, s.id, s.input);
       // The trace goes on on the other mesh (its gateway reads `traceparent`, DESIGN §15).
       const trace = s.traceparent ? { serviceParameters: { traceparent: s.traceparent } } : {};
-      const sent = await retryRemote(() => client.sendMessage(request, { signal, ...trace }), until, signal);
+      const sent = await retryRemote(
+        () => client.sendMessage(request, { signal: bounded, ...trace }),
+        until,
+        signal,
+      );
       if (!isTask(sent)) return settle(run, started(run), messageOutcome(agent, sent));
       sentTo = sent.id;
       record = started(run, sent.id);
       await ctx.store.record(activation, record); // refused (cancelled) when the flag is up: caught below
     }
     const taskId = record.providerId!;
-    const task = await retryRemote(() => watchRemoteTask(client, taskId, until, signal), until, signal);
+    const task = await retryRemote(() => watchRemoteTask(client, taskId, until, bounded), until, signal);
     const outcome = remoteOutcome(agent, task);
     if (outcome.kind === 'pending') return park(run, remote, { client, taskId });
     return settle(run, record, outcome);
@@ -73,6 +83,8 @@ export async function runRemoteAgent(run: AgentRun, remote: RemoteAgents): Promi
     if (e.transient) return park(run, remote); // unreachable for now: the remote mesh may start later
     const error = codedError('subagent_failed', `remote agent ${agent.name}: ${e.message}`);
     return finishFailed(ctx, activation, error);
+  } finally {
+    window.clear();
   }
 }
 

@@ -1,13 +1,14 @@
 import { setMaxListeners } from 'node:events';
 import { connectRedis, isRedisCluster, type KeyLayout, queueName, type RedisTarget } from '@agentmesh/shared';
 import { type Job, Worker } from 'bullmq';
-import { settleJobError } from '../job-errors.js';
+import { isSystemFault, settleJobError } from '../job-errors.js';
 import { agentLabel } from '../metrics.js';
 import type { Slots } from '../slots.js';
 import { reactStart, runActivation } from '../steps/run-activation.js';
 import type { RunnerContext } from '../steps/runner-context.js';
 import { DispatchedTakes } from './dispatched-takes.js';
 import { EarlyStarts, type JobRun } from './early-start.js';
+import { endFailedJob, isLastAttempt } from './end-failed-job.js';
 import { COMPLETE_COMMAND, defineFetchScripts, FETCH_COMMANDS, takeFetchHints } from './fetch-scripts.js';
 import { FinishesInCompletion } from './finish-in-completion.js';
 import { HandOff } from './hand-off.js';
@@ -88,6 +89,11 @@ export function startAgentWorker(name: string, ctx: RunnerContext, s: WorkerSett
           finishes,
         );
       } catch (e) {
+        // The last attempt of a system fault: its invocation ends before BullMQ fails the job, so
+        // a parent moved on by that failure finds its delegation's outcome written. Not when the
+        // activation was aborted: its lock may be lost, and another runner hold the invocation.
+        if (!cancel.signal.aborted && isSystemFault(e) && isLastAttempt(job))
+          await endFailedJob(ctx, job, undefined, job.attemptsMade + 1);
         await settleJobError(e, job, token);
       } finally {
         lockSignal?.removeEventListener('abort', onLockLost);
@@ -125,6 +131,15 @@ export function startAgentWorker(name: string, ctx: RunnerContext, s: WorkerSett
   );
   takeFetchHints(worker);
   early.attach(worker, (jobId) => takes.has(jobId));
+  // BullMQ says `failed` of every failed attempt; a job given up (its attempts spent, its data
+  // unreadable, stalled past the limit) must not leave its invocation running (DESIGN §7).
+  worker.on('failed', (job) => {
+    if (!job) return;
+    void job
+      .getState()
+      .then((state) => (state === 'failed' ? endFailedJob(ctx, job, job.failedReason) : undefined))
+      .catch(() => undefined); // the watchdog looks again (endRecentFailedJobs)
+  });
   if (finishes) {
     ctx.handOffs?.set(name, new HandOff(worker, takes, () => slots.free > 0));
     // Jobs the gateway's add hands to it while it blocks (dispatched-takes.ts).

@@ -2,7 +2,11 @@ import {
   type AgentPlan,
   buildConversation,
   type CallRecord,
+  type ChatMessage,
   type CodedError,
+  chargedUsage,
+  EVENT_INLINE_BYTES,
+  estimateUsage,
   isMeshError,
   MeshError,
   type ModelReply,
@@ -33,10 +37,12 @@ export async function callModel(
   const label = { agent: agentLabel(ctx.plan, agent.name) };
   const t0 = performance.now();
   let reply: ModelReply;
+  let messages: ChatMessage[];
   // Only the model call is caught here: a store error is the system's, and propagates (the job
   // is retried and this call, in doubt, re-issued) instead of failing the invocation.
   try {
-    reply = await complete(ctx, agent, activation, turn, signal);
+    messages = conversation(agent, activation, turn);
+    reply = await complete(ctx, agent, activation, messages, signal);
   } catch (e) {
     if (isMeshError(e, 'cancelled')) {
       // A cancelled call is not a failure: no terminal failure is recorded for it (DESIGN §7).
@@ -70,6 +76,13 @@ export async function callModel(
   }
   ctx.metrics.modelCalls.inc({ ...label, outcome: 'succeeded' });
   ctx.metrics.modelSeconds.observe(label, (performance.now() - t0) / 1000);
+  // What Redis adds up: integers within bounds, whatever the model said; with a budget, a reply
+  // reporting no tokens is charged an estimate (DESIGN §13, §16). Recorded as charged.
+  const answered = reply;
+  const estimate =
+    activation.state.budget === undefined ? undefined : () => estimateUsage(messages, answered);
+  reply = { ...reply, usage: chargedUsage(reply.usage, estimate) };
+  // Counted as recorded, so the metric agrees with the views' usage.
   ctx.metrics.tokens.inc({ ...label, kind: 'prompt' }, reply.usage.promptTokens);
   ctx.metrics.tokens.inc({ ...label, kind: 'completion' }, reply.usage.completionTokens);
   // Deferred: the reply travels with the activation's next write (the next call's `started`, the
@@ -79,9 +92,17 @@ export async function callModel(
     { ...started, status: 'succeeded', finishedAt: new Date().toISOString(), reply },
     {
       type: 'model_call',
-      data: { callId, turn, content: reply.content, toolCalls: reply.toolCalls.map((c) => c.name) },
+      data: {
+        callId,
+        turn,
+        // A large text is stored once, in the record; the event refers to it (EVENT_INLINE_BYTES).
+        ...(Buffer.byteLength(reply.content ?? '', 'utf8') > EVENT_INLINE_BYTES
+          ? { contentRef: true }
+          : { content: reply.content }),
+        toolCalls: reply.toolCalls.map((c) => c.name),
+      },
     },
-    { modelCalls: 1, ...reply.usage },
+    { modelCalls: 1, promptTokens: reply.usage.promptTokens, completionTokens: reply.usage.completionTokens },
     [],
     { defer: true },
   );
@@ -101,11 +122,17 @@ function startedRecord(ctx: RunnerContext, agent: AgentPlan, callId: string): Ca
   };
 }
 
+/** The messages the model call of `turn` sends: the agent's conversation so far, session history included. */
+function conversation(agent: AgentPlan, activation: Activation, turn: number): ChatMessage[] {
+  const { input, history } = activation.state;
+  return buildConversation(agent, input, activation.records, turn, history);
+}
+
 function complete(
   ctx: RunnerContext,
   agent: AgentPlan,
   activation: Activation,
-  turn: number,
+  messages: ChatMessage[],
   signal: AbortSignal,
 ): Promise<ModelReply> {
   const model = ctx.models.get(agent.model ?? '');
@@ -115,8 +142,6 @@ function complete(
       `Agent ${agent.name} names model ${agent.model}, which this runner does not have.`,
     );
   }
-  const { input, history } = activation.state;
-  const messages = buildConversation(agent, input, activation.records, turn, history);
   const { deadline, traceparent } = activation.state;
   return model.complete({ messages, tools: agent.callables, signal, deadline, traceparent });
 }

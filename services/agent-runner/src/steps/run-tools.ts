@@ -7,6 +7,7 @@ import {
   messageOf,
   normalizeResult,
   type PlannedCall,
+  ResultNormalizationError,
   toChatMessageContent,
   truncateResult,
 } from '@agentmesh/shared';
@@ -133,8 +134,9 @@ async function runTool(
         toChatMessageContent(normalizeResult(outcome.result)),
         ctx.limits.maxResultBytes,
       );
-    } catch (e) {
+    } catch (thrown) {
       // A result JSON cannot express is the tool's fault, named with its path; anything else ours.
+      const e = thrown instanceof ResultNormalizationError ? thrown.about(`tool ${c.name} result`) : thrown;
       error = codedError('tool_failed', isMeshError(e) ? e.message : messageOf('tool_failed'));
       if (!isMeshError(e))
         ctx.log.warn({ ...logFields(activation, c), err: (e as Error).message }, 'tool result refused');

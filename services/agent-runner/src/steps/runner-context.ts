@@ -1,6 +1,7 @@
 import {
   DEFAULT_MAX_CALLS_PER_TURN,
   DEFAULT_MAX_MODEL_REPLY_BYTES,
+  DEFAULT_REMOTE_REQUEST_SECONDS,
   type LoadedCodeAgent,
   type Logger,
   type MeshPlan,
@@ -25,12 +26,15 @@ export interface RunnerLimits {
   maxCallsPerTurn: number;
   /** Bytes of a model reply body; a longer one fails the call with `invalid_model_reply`. */
   maxModelReplyBytes: number;
+  /** How long one request to a remote A2A agent may take, headers and body. */
+  remoteRequestMs: number;
 }
 
 /** The defaults of the DESIGN §16 limits, the same as serviceEnv's. */
 export const DEFAULT_RUNNER_LIMITS = {
   maxCallsPerTurn: DEFAULT_MAX_CALLS_PER_TURN,
   maxModelReplyBytes: DEFAULT_MAX_MODEL_REPLY_BYTES,
+  remoteRequestMs: DEFAULT_REMOTE_REQUEST_SECONDS * 1000,
 } as const;
 
 /** Limits as a runner is given them: the §16 bounds may be left to their defaults. */
@@ -43,6 +47,7 @@ export function withDefaultLimits(limits: RunnerLimitsOptions): RunnerLimits {
     ...limits,
     maxCallsPerTurn: limits.maxCallsPerTurn ?? DEFAULT_RUNNER_LIMITS.maxCallsPerTurn,
     maxModelReplyBytes: limits.maxModelReplyBytes ?? DEFAULT_RUNNER_LIMITS.maxModelReplyBytes,
+    remoteRequestMs: limits.remoteRequestMs ?? DEFAULT_RUNNER_LIMITS.remoteRequestMs,
   };
 }
 

@@ -1,10 +1,12 @@
 import {
   type CallRecord,
   type CodedError,
+  cancelTree,
   compareCallIds,
   decodeCalls,
   decodeInvocation,
   encodeEvent,
+  type FlaggedNode,
   finishArgs,
   type InvocationState,
   isRedisCluster,
@@ -267,6 +269,18 @@ export class ActivationStore {
     ]);
     if (ok !== 1) throw new FencedOutError(s.id);
     for (const id of stale) activation.records.delete(id);
+  }
+
+  /**
+   * Flags invocation `id` and its whole subtree cancelled and broadcasts it, as `DELETE` does
+   * (never its ancestors); returns the nodes that were not terminal.
+   */
+  async cancelSubtree(id: string): Promise<FlaggedNode[]> {
+    const flagged = await cancelTree(this.scripts, this.keys, id);
+    const p = this.redis.pipeline();
+    for (const node of flagged) p.publish(this.keys.cancelChannel(), node.id);
+    await p.exec();
+    return flagged;
   }
 
   /** Reads one invocation's state (a child, when its parent checks on it). */

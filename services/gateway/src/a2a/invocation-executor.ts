@@ -1,16 +1,11 @@
-import {
-  AgentEvent,
-  type AgentExecutor,
-  type ExecutionEventBus,
-  type RequestContext,
-} from '@a2a-js/sdk/server';
+import { AgentEvent, type ExecutionEventBus, type RequestContext } from '@a2a-js/sdk/server';
 import type { AgentPlan } from '@agentmesh/shared';
 import type { Caller } from '../auth/caller.js';
 import type { InvocationService } from '../invocations/invocation-service.js';
 import { type FollowDeps, followInvocation } from './follow-invocation.js';
 import { inputOf } from './input-of.js';
+import type { SessionAwareExecutor } from './mesh-request-handler.js';
 import { messageIdempotencyKey } from './message-idempotency-key.js';
-import { sessionOfContext } from './session-of-context.js';
 import { taskOf } from './task-of.js';
 
 /** One A2A request's view of the gateway, for its executor. */
@@ -30,14 +25,19 @@ export interface ExecutorDeps extends FollowDeps {
  * follows it to its end. Cancelling a task cancels its invocation, as `DELETE` does. The same
  * caller repeating a messageId gets the task that message started (like an Idempotency-Key).
  */
-export class InvocationExecutor implements AgentExecutor {
+export class InvocationExecutor implements SessionAwareExecutor {
+  /** Set by the request handler from the message as the client sent it (MeshRequestHandler). */
+  session: string | undefined;
+
   constructor(private readonly deps: ExecutorDeps) {}
 
   execute = async (ctx: RequestContext, bus: ExecutionEventBus): Promise<void> => {
     const d = this.deps;
     const input = inputOf(d.agent, ctx.userMessage);
     // A message's contextId is the session (DESIGN §14, §12): its turns queue up like `enqueue`.
-    const session = sessionOfContext(ctx.userMessage.contextId);
+    // Not ctx.userMessage's: the SDK makes one up for a message that has none (a UUID that would
+    // pass as a session id), and such a message continues no session.
+    const session = this.session;
     const view = await d.invocations.start(d.agent, input, {
       timeoutMs: d.defaultTimeoutSeconds * 1000,
       waitMs: 0,

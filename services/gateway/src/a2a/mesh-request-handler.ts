@@ -10,16 +10,26 @@ import type { AgentPlan } from '@agentmesh/shared';
 import { inputOf } from './input-of.js';
 import { sessionOfContext } from './session-of-context.js';
 
+/** The executor of the request: told the session the client's message names, if any. */
+export interface SessionAwareExecutor extends AgentExecutor {
+  /** The session the message continues: its `contextId` as the client sent it (DESIGN §14, §12). */
+  session: string | undefined;
+}
+
 /**
  * The SDK's DefaultRequestHandler, checking a message's input against the agent's schema before
- * anything starts: bad input is a JSON-RPC error (-32602) rather than a failed task.
+ * anything starts: bad input is a JSON-RPC error (-32602) rather than a failed task. What the SDK
+ * would add to a message is kept from the mesh: a `contextId` it makes up for a message without
+ * one names no session (only the client's own does), and `referenceTaskIds` are dropped unread
+ * (the SDK loads every task they name and keeps it for the request: 1,500 references to one large
+ * task took the gateway's heap; the mesh never uses them).
  */
 export class MeshRequestHandler extends DefaultRequestHandler {
   constructor(
     private readonly agent: AgentPlan,
     card: AgentCard,
     store: TaskStore,
-    executor: AgentExecutor,
+    private readonly executor: SessionAwareExecutor,
     buses: ExecutionEventBusManager,
   ) {
     super(card, store, executor, buses);
@@ -29,17 +39,21 @@ export class MeshRequestHandler extends DefaultRequestHandler {
     params: SendMessageRequest,
     context: ServerCallContext,
   ): Promise<Message | Task> {
-    inputOf(this.agent, params.message);
-    sessionOfContext(params.message?.contextId);
-    return super.sendMessage(params, context);
+    return super.sendMessage(this.admit(params), context);
   }
 
   override async *sendMessageStream(
     params: SendMessageRequest,
     context: ServerCallContext,
   ): AsyncGenerator<StreamResponse, void, undefined> {
+    yield* super.sendMessageStream(this.admit(params), context);
+  }
+
+  /** Checks a message and notes its session; answers it without references to other tasks. */
+  private admit(params: SendMessageRequest): SendMessageRequest {
     inputOf(this.agent, params.message);
-    sessionOfContext(params.message?.contextId);
-    yield* super.sendMessageStream(params, context);
+    this.executor.session = sessionOfContext(params.message?.contextId);
+    if (!params.message?.referenceTaskIds?.length) return params;
+    return { ...params, message: { ...params.message, referenceTaskIds: [] } };
   }
 }

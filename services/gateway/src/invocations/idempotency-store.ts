@@ -13,8 +13,9 @@ export interface IdempotencyEntry {
 const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
 
 /**
- * The Idempotency-Keys of `POST /agents/{name}/invoke`: one Redis string per (API key, agent,
- * Idempotency-Key), claimed with one atomic SET NX, kept for the retention period.
+ * The Idempotency-Keys of `POST /agents/{name}/invoke` and `POST /invocations/{id}/fork`: one Redis
+ * string per (API key, agent or forked invocation, Idempotency-Key), claimed with one atomic SET
+ * NX, kept for the retention period.
  */
 export class IdempotencyStore {
   constructor(
@@ -28,9 +29,24 @@ export class IdempotencyStore {
     return sha256(`${owner ?? ''}|${agent}|${idempotencyKey}`);
   }
 
+  /**
+   * The scope of a fork's key (DESIGN §19): owner, the invocation forked and Idempotency-Key. Its
+   * text starts `fork|`, which no invoke scope's can (an owner is hex or empty), so it never
+   * matches an invoke's key.
+   */
+  static forkScope(owner: string | undefined, sourceId: string, idempotencyKey: string): string {
+    return sha256(`fork|${owner ?? ''}|${sourceId}|${idempotencyKey}`);
+  }
+
   /** The hash of a validated body, whatever the order of its keys. */
   static bodyHash(body: unknown): string {
     return sha256(canonicalJson(body));
+  }
+
+  /** The entry holding `scope`, if any (a read: nothing is claimed). */
+  async peek(scope: string): Promise<IdempotencyEntry | undefined> {
+    const held = await this.redis.get(this.keys.idempotency(scope));
+    return held === null ? undefined : decode(held);
   }
 
   /**

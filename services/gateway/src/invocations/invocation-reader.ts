@@ -61,7 +61,8 @@ export class InvocationReader {
         if (err) throw err;
         for (const text of records as string[]) {
           const child = childOf(text);
-          if (!child || ids.has(child)) continue;
+          // Another tree's child is a fork's reused delegation (DESIGN §19): not part of this one.
+          if (!child || ids.has(child) || rootOf(child) !== rootOf(id)) continue;
           ids.add(child);
           frontier.push(child);
         }

@@ -34,7 +34,7 @@ export type { StartOptions } from './start-options.js';
 
 // A repeated Idempotency-Key waits this long for the first request to create the invocation; past
 // it the first request is taken to have died after claiming the key, and this one creates it.
-const CLAIM_GRACE_MS = 2000;
+export const CLAIM_GRACE_MS = 2000;
 
 // The `recent` set (GET /invocations) holds at most this many roots; older ones stay readable by id.
 const RECENT_LIMIT = 100_000;
@@ -71,14 +71,32 @@ export class InvocationService extends InvocationReader {
     const opts = { ...options, traceparent: callerTraceparent(options.traceparent) };
     const fresh = newRootId();
     const id = opts.idempotencyKey === undefined ? fresh : await this.claim(agent.name, input, fresh, opts);
+    return this.launch(
+      id,
+      id === fresh
+        ? () => this.create(agent, input, id, opts).then(() => false)
+        : () => this.rejoin(agent, input, id, opts),
+      { ...opts, rejoined: id !== fresh },
+    );
+  }
+
+  /**
+   * Creates a root invocation (`create`: a new one, or rejoining the one an Idempotency-Key named,
+   * true when that one has finished already) and waits up to `waitMs` for it to finish — with
+   * `untilDecision`, or until some node of its tree waits on a human (DESIGN §3; `rejoined`: one
+   * that may be waiting already); answers its view. Invoke's path, and a fork's (DESIGN §19).
+   */
+  async launch(
+    id: string,
+    create: () => Promise<boolean>,
+    opts: Pick<StartOptions, 'waitMs' | 'signal' | 'untilDecision' | 'owner'> & { rejoined?: boolean },
+  ): Promise<InvocationView> {
     // Registered before the job exists, so a fast finish cannot slip past it.
     const waiter = this.waiters.register(id, { approvals: opts.untilDecision === true });
     try {
-      let finished = false;
-      if (id === fresh) await this.create(agent, input, id, opts);
-      else finished = await this.rejoin(agent, input, id, opts);
+      let finished = await create();
       // A repeated key may find the tree waiting on a human already: its wake went by.
-      if (!finished && id !== fresh && opts.untilDecision)
+      if (!finished && opts.rejoined && opts.untilDecision)
         finished = await this.awaitsDecision(id, opts.owner);
       if (opts.waitMs > 0 && !finished) await waiter.wait(opts.waitMs, opts.signal);
     } finally {
@@ -210,7 +228,7 @@ export class InvocationService extends InvocationReader {
    * the set holds at most `RECENT_LIMIT` entries, and it expires a retention period after the last
    * invocation was created.
    */
-  private async listRecent(id: string, now: number): Promise<void> {
+  async listRecent(id: string, now: number): Promise<void> {
     await this.scripts.listRecent(
       this.keys.recent(),
       now,
@@ -222,10 +240,10 @@ export class InvocationService extends InvocationReader {
   }
 
   /**
-   * Removes an invocation whose creation could not be completed: its job (if any), keys and
-   * listing, and its place in its session (which then goes on to the next).
+   * Removes an invocation whose creation could not be completed: its job (if any), keys (a fork's
+   * records too) and listing, and its place in its session (which then goes on to the next).
    */
-  private async takeBack(agent: string, id: string, opts: StartOptions): Promise<void> {
+  async takeBack(agent: string, id: string, opts: Pick<StartOptions, 'session'>): Promise<void> {
     if (opts.session && this.sessions) {
       const sid = opts.session.id;
       await this.sessions.store.handOff(sid, id, [], true).catch(() => undefined);
@@ -235,7 +253,9 @@ export class InvocationService extends InvocationReader {
       .get(agent)
       ?.remove(id)
       .catch(() => 0);
-    await this.redis.del(this.keys.invocation(id, id), this.keys.events(id)).catch(() => 0);
+    await this.redis
+      .del(this.keys.invocation(id, id), this.keys.calls(id, id), this.keys.events(id))
+      .catch(() => 0);
     await this.redis.zrem(this.keys.recent(), id).catch(() => 0);
   }
 
@@ -297,7 +317,7 @@ export class InvocationService extends InvocationReader {
   }
 
   /** True when the root invocation `id` exists, polling up to `graceMs` for it to appear. */
-  private async exists(id: string, graceMs: number): Promise<boolean> {
+  async exists(id: string, graceMs: number): Promise<boolean> {
     const until = Date.now() + graceMs;
     for (let pause = 5; ; pause = Math.min(pause * 2, 100)) {
       if ((await this.redis.exists(this.keys.invocation(id, id))) === 1) return true;

@@ -27,6 +27,7 @@ export const SUMMARY_FIELDS = [
   'subModelCalls',
   'subPromptTokens',
   'subCompletionTokens',
+  'forkedFrom',
 ] as const;
 
 const DROPPED = new Set(['input', 'output', 'calls', 'parentId', 'pendingApprovals']);

@@ -82,7 +82,8 @@ export function invocationOfDoneMessage(
   }
 }
 
-function decodeInvocationSafely(
+/** An invocation from its flat state and calls hashes, read as tolerantly; undefined without state. */
+export function decodeInvocationSafely(
   stateFlat: string[],
   callsFlat: string[],
 ): { state: InvocationState; calls: CallRecord[] } | undefined {

@@ -22,6 +22,26 @@ export interface McpRoutesOptions {
   defaultTimeoutSeconds: number;
 }
 
+/**
+ * Refuses a JSON-RPC batch that repeats a request id: the SDK's transport would run every call and
+ * answer one of them (issue 24); the first repeat is named with its index.
+ */
+function refuseRepeatedIds(body: unknown): void {
+  if (!Array.isArray(body)) return;
+  const seen = new Set<string>();
+  for (const [i, message] of body.entries()) {
+    const { method, id } = (message ?? {}) as { method?: unknown; id?: unknown };
+    if (method === undefined || id === undefined || id === null) continue; // a response or a notification
+    const key = JSON.stringify(id);
+    if (seen.has(key)) {
+      throw new MeshError('invalid_input', `The batch repeats the request id ${key.slice(0, 100)}.`, [
+        { path: `/${i}/id`, message: 'repeats the id of an earlier request of the batch' },
+      ]);
+    }
+    seen.add(key);
+  }
+}
+
 const isInitialize = (body: unknown): boolean =>
   typeof body === 'object' && body !== null && (body as { method?: unknown }).method === 'initialize';
 
@@ -50,6 +70,7 @@ export const mcpRoutes: FastifyPluginAsync<McpRoutesOptions> = async (app, opts)
       preValidation: async (req) => {
         if (req.body === undefined)
           throw new MeshError('invalid_json', 'The request body is empty: send a JSON-RPC message.');
+        refuseRepeatedIds(req.body);
       },
     },
     async (req, reply) => {

@@ -16,6 +16,7 @@ import type { MeshState } from '../mesh-state.js';
 import { nameList } from '../setup/name-list.js';
 import { AgentListSchema, describeAgent } from './agent-description.js';
 import { errorResponse, FORBIDDEN, namedResponse } from './responses.js';
+import { runQueryOf, runQueryProperties } from './run-query.js';
 
 /** Options of the agent routes. */
 export interface AgentRoutesOptions {
@@ -26,9 +27,6 @@ export interface AgentRoutesOptions {
   maxTimeoutSeconds: number;
 }
 
-// The largest `?budget` (DESIGN §13).
-const MAX_BUDGET_TOKENS = 1_000_000_000;
-
 const NOT_PUBLISHED = errorResponse('`unavailable`: the tool catalogue has not been published yet.');
 const NameParams = {
   type: 'object',
@@ -36,35 +34,12 @@ const NameParams = {
   required: ['name'],
 };
 
-/** The query of an invoke operation: typed numbers (the validator reads the query's digits as such). */
+/** The query of an invoke operation: `wait`, `timeout`, `budget`, and a session's. */
 function invokeQuery(defaultTimeoutSeconds: number, maxTimeoutSeconds: number): JsonSchema {
   return {
     type: 'object',
     properties: {
-      wait: {
-        type: 'number',
-        minimum: 0,
-        maximum: 300,
-        default: 30,
-        description:
-          'Seconds to wait for a terminal state: 200 with the finished view within it, else 202 with `Location`. ' +
-          'The wait also ends at once when some node of the tree waits on a human decision (202; the node lists ' +
-          'it in `pendingApprovals`, and `GET /approvals` lists it).',
-      },
-      timeout: {
-        type: 'integer',
-        minimum: 1,
-        maximum: maxTimeoutSeconds,
-        default: defaultTimeoutSeconds,
-        description: 'The invocation deadline in whole seconds; its sub-agents inherit what remains.',
-      },
-      budget: {
-        type: 'integer',
-        minimum: 1,
-        maximum: MAX_BUDGET_TOKENS,
-        description:
-          "The token budget (prompt + completion) of the whole invocation tree; with the agent's `maxTokens`, the smaller wins.",
-      },
+      ...runQueryProperties(defaultTimeoutSeconds, maxTimeoutSeconds),
       session: {
         type: 'string',
         pattern: SESSION_ID_PATTERN,
@@ -163,8 +138,7 @@ export const agentRoutes: FastifyPluginAsync<AgentRoutesOptions> = async (app, o
       session?: string;
       multitask?: Multitask;
     };
-    const wait = query.wait ?? 30;
-    const timeout = query.timeout ?? opts.defaultTimeoutSeconds;
+    const run = runQueryOf(query, opts.defaultTimeoutSeconds);
     const idempotencyKey = idempotencyKeyOf(req.headers);
     const abort = new AbortController();
     // The request stream closes once its body is read; the response closing before it was sent
@@ -174,14 +148,14 @@ export const agentRoutes: FastifyPluginAsync<AgentRoutesOptions> = async (app, o
     });
     const traceparent = req.headers.traceparent;
     const view = await invocations.start(agent, req.body, {
-      timeoutMs: timeout * 1000,
-      waitMs: wait * 1000,
+      timeoutMs: run.timeoutMs,
+      waitMs: run.waitMs,
       untilDecision: true,
       traceparent: typeof traceparent === 'string' ? traceparent : undefined,
       signal: abort.signal,
       owner: req.meshCaller.owner,
       idempotencyKey,
-      budget: query.budget,
+      budget: run.budget,
       session: query.session ? { id: query.session, multitask: query.multitask ?? 'enqueue' } : undefined,
     });
     if (InvocationService.finished(view)) return reply.status(200).send(view);

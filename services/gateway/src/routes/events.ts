@@ -10,6 +10,7 @@ import {
 } from '@agentmesh/shared';
 import type { FastifyPluginAsync } from 'fastify';
 import type { EventHub } from '../events/event-hub.js';
+import { resolveEvent } from '../events/resolve-event.js';
 import type { StreamSlots } from '../events/stream-slots.js';
 import type { InvocationService } from '../invocations/invocation-service.js';
 import { errorResponse, UNAVAILABLE } from './responses.js';
@@ -141,7 +142,9 @@ export const eventRoutes: FastifyPluginAsync<EventRoutesOptions> = async (app, o
                     subtree.add((event.data as { childId: string }).childId);
                   }
                   if (!subtree.has(event.invocationId)) continue;
-                  reply.raw.write(`id: ${entryId}\nevent: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`);
+                  const sent = await resolveEvent(redis, keys, event);
+                  if (ended) return;
+                  reply.raw.write(`id: ${entryId}\nevent: ${event.type}\ndata: ${JSON.stringify(sent)}\n\n`);
                   if (event.invocationId === id && isTerminalStatus(event)) return end();
                   if (event.invocationId === id && event.type === 'output') outputSeen = true;
                 }

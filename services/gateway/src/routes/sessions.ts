@@ -1,4 +1,4 @@
-import { MeshError, SESSION_ID_PATTERN, SessionMessage } from '@agentmesh/shared';
+import { MeshError, SESSION_ID_PATTERN, SESSION_PAGE_MAX_MESSAGES, SessionMessage } from '@agentmesh/shared';
 import type { FastifyPluginAsync } from 'fastify';
 import type { InvocationService } from '../invocations/invocation-service.js';
 import type { GatewaySessions } from '../sessions/gateway-sessions.js';
@@ -31,10 +31,35 @@ export const SessionViewSchema = {
     messages: {
       type: 'array',
       items: SessionMessage,
-      description: 'User message and final answer of each succeeded invocation, oldest first.',
+      description:
+        'User message and final answer of each succeeded invocation, oldest first: one page of them ' +
+        '(the first without `cursor`).',
+    },
+    nextCursor: {
+      type: 'string',
+      description: 'Present when more messages follow: pass it as `cursor` for the next page.',
     },
   },
   required: ['id', 'agent', 'createdAt', 'updatedAt', 'invocations', 'messages'],
+  additionalProperties: false,
+};
+
+const PageQuery = {
+  type: 'object',
+  properties: {
+    limit: {
+      type: 'integer',
+      minimum: 1,
+      maximum: SESSION_PAGE_MAX_MESSAGES,
+      default: SESSION_PAGE_MAX_MESSAGES,
+      description: 'Messages per page (a page also ends before 1 MiB of them).',
+    },
+    cursor: {
+      type: 'string',
+      pattern: '^[A-Za-z0-9_-]{1,400}$',
+      description: "The previous page's `nextCursor`; absent for the first page.",
+    },
+  },
   additionalProperties: false,
 };
 
@@ -54,24 +79,28 @@ export const sessionRoutes: FastifyPluginAsync<SessionRoutesOptions> = async (ap
   const { sessions, invocations } = opts;
   const notFound = (id: string) => new MeshError('session_not_found', `No session has id ${id}.`);
 
-  app.get<{ Params: { id: string } }>(
+  app.get<{ Params: { id: string }; Querystring: { limit?: number; cursor?: string } }>(
     '/sessions/:id',
     {
       schema: {
         tags: ['sessions'],
         operationId: 'getSession',
-        summary: 'Read a session: its invocations and its conversation so far',
+        summary: 'Read a session: its invocations and its conversation so far, a page at a time',
         params: IdParams,
+        querystring: PageQuery,
         response: {
           200: { 'x-response-description': 'The session.', ...SessionViewSchema },
-          400: errorResponse('`invalid_input`: the id is malformed (`details[].path` names it).'),
+          400: errorResponse(
+            '`invalid_input`: the id, `limit` or `cursor` is malformed (`details[].path` names it).',
+          ),
           404: NOT_FOUND,
           503: UNAVAILABLE,
         },
       },
     },
     async (req) => {
-      const view = await sessions.view(req.params.id, req.meshCaller);
+      const limit = req.query.limit ?? SESSION_PAGE_MAX_MESSAGES;
+      const view = await sessions.view(req.params.id, req.meshCaller, { limit, cursor: req.query.cursor });
       if (!view) throw notFound(req.params.id);
       return view;
     },

@@ -1,6 +1,8 @@
 import {
+  MeshError,
   type MeshPlan,
   type Multitask,
+  SESSION_PAGE_MAX_BYTES,
   type SessionClaim,
   type SessionMessage,
   type SessionMeta,
@@ -10,7 +12,7 @@ import {
 } from '@agentmesh/shared';
 import type { Caller } from '../auth/caller.js';
 
-/** What `GET /sessions/{id}` answers (DESIGN §12). */
+/** What `GET /sessions/{id}` answers (DESIGN §12): one page of its messages. */
 export interface SessionView {
   id: string;
   agent: string;
@@ -18,6 +20,14 @@ export interface SessionView {
   updatedAt: string;
   invocations: string[];
   messages: SessionMessage[];
+  /** Where the next page of messages starts (`?cursor=`); absent on the last page. */
+  nextCursor?: string;
+}
+
+/** Which page of messages `GET /sessions/{id}` answers: at most `limit`, from `cursor` (the first page without). */
+export interface SessionPageQuery {
+  limit: number;
+  cursor?: string | undefined;
 }
 
 /** The gateway's side of sessions: reading and deleting them for a caller, and settling them. */
@@ -57,20 +67,29 @@ export class GatewaySessions {
     return meta && caller.sees(meta.owner) ? meta : undefined;
   }
 
-  /** The session's view for `caller`, settled first (a stale hand-off shows as done); undefined when unseen. */
-  async view(id: string, caller: Caller): Promise<SessionView | undefined> {
+  /**
+   * The session's view for `caller` with one page of its messages (oldest first; a page stops at
+   * `limit` messages or before SESSION_PAGE_MAX_BYTES of them), settled first (a stale hand-off
+   * shows as done); undefined when unseen.
+   */
+  async view(id: string, caller: Caller, query: SessionPageQuery): Promise<SessionView | undefined> {
+    const from = decodeCursor(query.cursor);
     if (!(await this.metaFor(id, caller))) return undefined;
     await this.settle(id);
     const meta = await this.metaFor(id, caller);
     if (!meta) return undefined;
-    const { invocations, messages } = await this.store.lists(id);
+    const [invocations, page] = await Promise.all([
+      this.store.invocations(id),
+      this.store.page(id, from, query.limit, SESSION_PAGE_MAX_BYTES),
+    ]);
     return {
       id,
       agent: meta.agent,
       createdAt: new Date(meta.createdAt).toISOString(),
       updatedAt: new Date(meta.updatedAt).toISOString(),
       invocations,
-      messages,
+      messages: page.messages,
+      ...(page.next === undefined ? {} : { nextCursor: encodeCursor(page.next) }),
     };
   }
 
@@ -92,4 +111,22 @@ export function sessionFields(session: string | undefined, claim: SessionClaim |
   const fields = ['session', session];
   if (claim.kind === 'start') fields.push('history', JSON.stringify(claim.history));
   return fields;
+}
+
+/** An opaque cursor: base64url of `[position]`, the position of a page's first message. */
+function encodeCursor(position: number): string {
+  return Buffer.from(JSON.stringify([position])).toString('base64url');
+}
+
+function decodeCursor(cursor: string | undefined): number {
+  if (cursor === undefined) return 0;
+  try {
+    const [position] = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as unknown[];
+    if (typeof position === 'number' && Number.isSafeInteger(position) && position >= 0) return position;
+  } catch {
+    // reported below
+  }
+  throw new MeshError('invalid_input', 'Invalid querystring: cursor is not one this API returned.', [
+    { path: '/cursor', message: 'is not a cursor this API returned' },
+  ]);
 }

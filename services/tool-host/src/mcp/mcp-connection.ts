@@ -2,6 +2,7 @@ import { type Logger, type McpServerConfig, MeshError } from '@agentmesh/shared'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { type CallToolResult, ErrorCode, McpError, type Tool } from '@modelcontextprotocol/sdk/types.js';
+import { DEFAULT_MCP_MAX_TOOLS, listMcpTools, ToolListError } from './list-mcp-tools.js';
 import { describeMcpServer, isStdio, mcpTransport } from './mcp-transport.js';
 
 /** How quickly a connection is retried and checked; the defaults suit production. */
@@ -80,6 +81,8 @@ export class McpConnection {
     private readonly cwd: string,
     private readonly log: Logger,
     private readonly timing: McpTiming = MCP_TIMING,
+    /** Tools the server may list (MESH_MCP_MAX_TOOLS); past it the start fails. */
+    private readonly maxTools = DEFAULT_MCP_MAX_TOOLS,
   ) {
     this.name = describeMcpServer(server);
     this.retryMs = timing.retryInitialMs;
@@ -103,6 +106,9 @@ export class McpConnection {
         this.startTools = tools.map((t) => t.name).sort();
         return tools;
       } catch (e) {
+        // A tool list past the bounds is the server's answer, not a connection to retry.
+        if (e instanceof ToolListError)
+          throw new Error(`MCP server ${describeMcpServer(this.server)}: ${e.message}`);
         if (this.closed || Date.now() + wait > giveUpAt) {
           const verb = isStdio(this.server) ? 'start' : 'reach';
           throw new Error(`cannot ${verb} MCP server ${describeMcpServer(this.server)}: ${messageOf(e)}`);
@@ -177,15 +183,10 @@ export class McpConnection {
       await client.connect(mcpTransport(this.server, this.cwd, this.log), {
         timeout: this.timing.requestTimeoutMs,
       });
-      const tools: Tool[] = [];
-      let cursor: string | undefined;
-      do {
-        const page = await client.listTools(cursor ? { cursor } : undefined, {
-          timeout: this.timing.requestTimeoutMs,
-        });
-        tools.push(...page.tools);
-        cursor = page.nextCursor;
-      } while (cursor);
+      const tools = await listMcpTools(client, {
+        timeoutMs: this.timing.requestTimeoutMs,
+        maxTools: this.maxTools,
+      });
       if (this.closed) throw new Error('the tool-host is closing');
       this.name = client.getServerVersion()?.name || this.name;
       this.client = client;

@@ -10,6 +10,7 @@ import {
   NAME_PATTERN,
 } from '@agentmesh/shared';
 import type { LoadedTool } from '../load-tools.js';
+import { DEFAULT_MCP_MAX_TOOLS } from './list-mcp-tools.js';
 import { MCP_TIMING, McpConnection, type McpTiming } from './mcp-connection.js';
 import { mcpTool } from './mcp-tool.js';
 
@@ -23,7 +24,8 @@ const NAME = new RegExp(NAME_PATTERN);
 
 /**
  * Connects every `{mcp: …}` tools entry (in parallel) and turns each advertised tool into a served
- * one. Every problem at once — a server that cannot be started or reached, a name that breaks the
+ * one. Every problem at once — a server that cannot be started or reached, or whose tool list
+ * passes its bounds (listMcpTools), a name that breaks the
  * name rule, takes the reserved prefix or is already `taken` — fails the start, naming the server
  * and the tool; the servers already connected are closed then.
  */
@@ -32,12 +34,14 @@ export async function mountMcpServers(
   taken: Iterable<string>,
   log: Logger,
   timing: McpTiming = MCP_TIMING,
+  /** Tools one server may list (MESH_MCP_MAX_TOOLS, DESIGN §16). */
+  maxTools = DEFAULT_MCP_MAX_TOOLS,
 ): Promise<MountedMcpServers> {
   const mounts = config.tools.flatMap((entry, i) =>
     typeof entry === 'string' ? [] : [{ entry, path: `tools[${i}]` }],
   );
   const servers = mounts.map(
-    ({ entry, path }) => new McpConnection(entry.mcp, path, dirname(config.file), log, timing),
+    ({ entry, path }) => new McpConnection(entry.mcp, path, dirname(config.file), log, timing, maxTools),
   );
   const listed = await Promise.allSettled(servers.map((s) => s.start()));
   const problems: ConfigProblem[] = [];

@@ -21,6 +21,8 @@ export interface ToolRoutesOptions {
   tools: LoadedTool[];
   outcomes?: OutcomeStore | undefined;
   cancels?: CancelWatch | undefined;
+  /** Bytes of a result answered and kept (MESH_MAX_RESULT_BYTES, boundedResult). */
+  maxResultBytes?: number | undefined;
 }
 
 const BUSY_POLL_MS = 100;
@@ -32,7 +34,7 @@ const FULL_REPORT_BYTES = 64 * 1024;
 /** `GET /tools` and `POST /tools/{name}/invoke`. */
 export const toolRoutes: FastifyPluginAsync<ToolRoutesOptions> = async (
   app,
-  { tools, outcomes, cancels },
+  { tools, outcomes, cancels, maxResultBytes },
 ) => {
   const byName = new Map(tools.map((t) => [t.info.name, t]));
   // Runs whose caller may be gone: closing the app lets them end and record their outcomes.
@@ -86,7 +88,9 @@ export const toolRoutes: FastifyPluginAsync<ToolRoutesOptions> = async (
       try {
         if (cancelled.aborted) throw cancelled.reason;
         if (!outcomes)
-          return answer((await runTool(tool, args, context, log, cancelled, req.headers)).outcome);
+          return answer(
+            (await runTool(tool, args, context, log, cancelled, req.headers, maxResultBytes)).outcome,
+          );
         for (;;) {
           const admission = await outcomes.admit(key, scope, tool.info.idempotent);
           if (admission.kind === 'done') return answer(admission.outcome);
@@ -112,11 +116,13 @@ export const toolRoutes: FastifyPluginAsync<ToolRoutesOptions> = async (
             await new Promise((r) => setTimeout(r, BUSY_POLL_MS));
             continue;
           }
-          const running = runTool(tool, args, context, log, cancelled, req.headers).then(async (run) => {
-            if (run.abandoned) await admission.lease.abandon();
-            else await admission.lease.release(run.outcome);
-            return run;
-          });
+          const running = runTool(tool, args, context, log, cancelled, req.headers, maxResultBytes).then(
+            async (run) => {
+              if (run.abandoned) await admission.lease.abandon();
+              else await admission.lease.release(run.outcome);
+              return run;
+            },
+          );
           inFlight.add(running);
           const run = await running.finally(() => inFlight.delete(running));
           if (callerGone.signal.aborted) log.info('the caller went away; the outcome is kept for its retry');

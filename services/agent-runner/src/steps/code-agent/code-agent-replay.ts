@@ -8,6 +8,7 @@ import {
   type LoadedCodeAgent,
   MeshError,
   normalizeResult,
+  rootOf,
   type SubagentResult,
 } from '@agentmesh/shared';
 import type { Job } from 'bullmq';
@@ -100,8 +101,11 @@ export class CodeAgentReplay {
     if (record) this.memory.apply(record.memory);
     if (record && record.status !== 'started') {
       if (record.status !== 'succeeded') return this.deliver({ ok: false, error: recordFailure(record) });
+      // A fork's delegation carries its output: its child is in the original tree, or none (§19).
+      if (record.outputJson !== undefined)
+        return this.deliver({ ok: true, output: JSON.parse(record.outputJson) as unknown });
       const child = await this.system(() =>
-        this.ctx.store.readState(this.activation.state.rootId, record.childId!),
+        this.ctx.store.readState(rootOf(record.childId!), record.childId!),
       );
       return this.deliver({ ok: true, output: child?.output });
     }

@@ -44,6 +44,8 @@ export async function runStep<T>(
       ...outcome,
       finishedAt: new Date().toISOString(),
       ...(memory.length > 0 ? { memory } : {}),
+      // Where the writes of `fn` begin: a fork that gives this step's result keeps only those before.
+      ...(during.length > 0 ? { memoryBefore: before.length } : {}),
     };
     await host.write(finished, during);
   };

@@ -1,0 +1,54 @@
+import {
+  type CallRecord,
+  type InvocationState,
+  isInvocationId,
+  type KeyLayout,
+  MeshError,
+  type MeshScripts,
+  rootOf,
+} from '@agentmesh/shared';
+import { decodeInvocationSafely } from '../invocations/read-invocation-safely.js';
+
+/** How many call records, and how many bytes of them, a fork reads at most (DESIGN §16, §19). */
+export interface ForkBounds {
+  maxRecords: number;
+  maxBytes: number;
+}
+
+/**
+ * Reads the invocation a fork starts from, once (READ_FORK_SOURCE: one step, one round trip):
+ * undefined for a malformed or unknown id; `fork_too_large` when its records pass the bounds, which
+ * are then not read at all. The caller checks visibility first: `tooLarge` is thrown by `records()`.
+ */
+export async function readForkSource(
+  scripts: MeshScripts,
+  keys: KeyLayout,
+  id: string,
+  bounds: ForkBounds,
+): Promise<{ state: InvocationState; records(): CallRecord[] } | undefined> {
+  if (!isInvocationId(id)) return undefined;
+  const root = rootOf(id);
+  const [stateFlat, callsFlat, count, bytes] = (await scripts.readForkSource(
+    keys.invocation(root, id),
+    keys.calls(root, id),
+    bounds.maxRecords,
+    bounds.maxBytes,
+  )) as [string[], string[], number, number];
+  const found = decodeInvocationSafely(stateFlat, callsFlat);
+  if (!found) return undefined;
+  return {
+    state: found.state,
+    records: () => {
+      if (count > bounds.maxRecords || bytes > bounds.maxBytes) throw tooLarge(id, count, bytes, bounds);
+      return found.calls;
+    },
+  };
+}
+
+function tooLarge(id: string, count: number, bytes: number, bounds: ForkBounds): MeshError {
+  const over =
+    count > bounds.maxRecords
+      ? `${count} call records (MESH_MAX_FORK_RECORDS is ${bounds.maxRecords})`
+      : `${bytes} bytes of call records (MESH_MAX_FORK_BYTES is ${bounds.maxBytes})`;
+  return new MeshError('fork_too_large', `Invocation ${id} has ${over}: too many to fork.`);
+}

@@ -1,0 +1,148 @@
+// Large session histories (issue 24, item 9): 30 turns of 900 KB prompts and 3 MB answers made a
+// 108 MB message list; the next turn's claim read it whole and blocked Redis, GET /sessions/{id}
+// answered 117 MB, and an answer was stored about five times. Now a session keeps its newest
+// exchanges within MESH_SESSION_MAX_BYTES (each message within a quarter of it), the claim reads
+// only that much even of an older, larger list, GET /sessions/{id} answers a page at a time, and a
+// large answer's events refer to it instead of carrying it. Bytes are measured in Redis (MEMORY
+// USAGE, HSTRLEN, INFO's bytes sent), never by timing.
+import { keyLayout } from '@agentmesh/shared';
+import t from 'tap';
+import { startMesh } from './support/mesh.js';
+import { waitUntil } from './support/wait-until.js';
+
+const MiB = 1024 * 1024;
+const keys = keyLayout('mesh');
+
+const mesh = await startMesh(t, {
+  agentsYaml: `
+  chat: {instructions: "@agent chat"}
+`,
+  // `big-N`: an answer of N bytes; anything else a short one.
+  script: (r) => {
+    const prompt = r.messages.at(-1)?.content ?? '';
+    const big = /^big-(\d+)/.exec(prompt);
+    return { final: big ? 'a'.repeat(Number(big[1])) : `answer to ${prompt.slice(0, 20)}` };
+  },
+});
+
+// SAMPLES 0: every field and element counted, not five of them.
+const memory = async (key: string) => Number(await mesh.client.call('MEMORY', 'USAGE', key, 'SAMPLES', '0'));
+const sentBytes = async () =>
+  Number(/total_net_output_bytes:(\d+)/.exec(await mesh.client.info('stats'))?.[1] ?? Number.NaN);
+
+t.test('a session keeps its newest exchanges within MESH_SESSION_MAX_BYTES', async (t) => {
+  for (let turn = 0; turn < 8; turn++) {
+    const res = await mesh.invoke(
+      'chat',
+      { prompt: `big-400000 turn ${turn} ${'p'.repeat(200_000)}` },
+      'session=grow',
+    );
+    t.equal(res.json.status, 'succeeded');
+  }
+  const list = await mesh.client.lrange(keys.sessionMessages('grow'), 0, -1);
+  const bytes = list.reduce((n, m) => n + Buffer.byteLength(m), 0);
+  t.ok(bytes <= MiB, `the stored messages hold ${bytes} bytes`);
+  t.ok((await memory(keys.sessionMessages('grow'))) < 1.2 * MiB, 'and take about as much in Redis');
+  t.equal(list.length % 2, 0, 'whole exchanges only');
+  const newest = JSON.parse(list.at(-1)!);
+  t.equal(newest.role, 'assistant');
+  t.match(
+    newest.content,
+    /…\[truncated: 400000 bytes total, showing the first \d+\]$/,
+    'cut to a quarter of the bound',
+  );
+  t.ok(Buffer.byteLength(newest.content) <= MiB / 4);
+  const last = mesh.model.requests.at(-1)!;
+  t.ok(JSON.stringify(last.messages).length < 1.5 * MiB, 'the model got the bounded history');
+  t.match(last.messages.at(-2)?.content, /^a+\n…\[truncated/, 'the previous answer, as kept');
+});
+
+t.test('an older, larger list is read only as far as the bound, and paged', async (t) => {
+  await mesh.invoke('chat', { prompt: 'hello' }, 'session=legacy');
+  // Its exchange is appended by the runner's hand-off, right after the invocation ends.
+  await waitUntil(
+    async () => (await mesh.client.llen(keys.sessionMessages('legacy'))) === 2,
+    10_000,
+    () => 'the first exchange',
+  );
+  // As a session stored before the byte bound: 20 exchanges of 1 MB answers (about 20 MB).
+  const messages = keys.sessionMessages('legacy');
+  for (let i = 0; i < 20; i++) {
+    const id = `inv_legacy${i}`;
+    await mesh.client.rpush(
+      messages,
+      JSON.stringify({ role: 'user', content: `question ${i}`, invocationId: id }),
+      JSON.stringify({ role: 'assistant', content: `${i}:${'b'.repeat(1_000_000)}`, invocationId: id }),
+    );
+  }
+  const stored = await mesh.client.llen(messages);
+  t.equal(stored, 42);
+
+  // GET pages it: each page within 1 MiB of messages, every message once, in order.
+  const seen: string[] = [];
+  let cursor: string | undefined;
+  let pages = 0;
+  do {
+    const res = await mesh.get(`/sessions/legacy${cursor ? `?cursor=${cursor}` : ''}`);
+    t.equal(res.status, 200);
+    t.ok(JSON.stringify(res.json.messages).length < 1.1 * MiB, `page ${pages} within the page bound`);
+    t.same(res.json.invocations.length, 1);
+    seen.push(...res.json.messages.map((m: any) => m.content.slice(0, 12)));
+    cursor = res.json.nextCursor;
+    pages++;
+  } while (cursor && pages < 100);
+  t.equal(seen.length, 42, 'every message, once');
+  t.ok(pages >= 20, `${pages} pages`);
+  const two = await mesh.get('/sessions/legacy?limit=2');
+  t.same(
+    two.json.messages.map((m: any) => m.role),
+    ['user', 'assistant'],
+  );
+  const afterTwo: string = two.json.nextCursor;
+
+  // The next turn's claim reads only the bounded history: Redis sends far less than the list.
+  const before = await sentBytes();
+  const res = await mesh.invoke('chat', { prompt: 'next' }, 'session=legacy');
+  t.equal(res.json.status, 'succeeded');
+  const sent = (await sentBytes()) - before;
+  // The turn's history (about 1 MiB) crosses a few times: claim, activation, view.
+  t.ok(sent < 10 * MiB, `Redis sent ${sent} bytes for a turn of a ${stored}-message, 20 MB session`);
+  const history = await mesh.client.hstrlen(keys.invocation(res.json.id, res.json.id), 'history');
+  t.ok(history <= MiB, `the invocation's history snapshot holds ${history} bytes`);
+  const asked = mesh.model.requests.at(-1)!.messages;
+  t.equal(asked.at(-1)?.content, 'next');
+  t.match(asked.at(-2)?.content, /^19:b+$/, 'the newest exchange of the old list came first');
+
+  // Its hand-off trimmed the list to the bound; a cursor from before starts at the new head.
+  t.ok((await memory(messages)) < 1.2 * MiB, 'the list is within the bound now');
+  const resumed = await mesh.get(`/sessions/legacy?limit=2&cursor=${afterTwo}`);
+  t.equal(resumed.status, 200);
+  const head = JSON.parse((await mesh.client.lindex(messages, 0))!);
+  t.equal(resumed.json.messages[0].content, head.content, 'a dropped position starts at the oldest kept');
+  t.equal((await mesh.get('/sessions/legacy?cursor=bm90LWEtY3Vyc29y')).status, 400);
+  t.equal((await mesh.get('/sessions/legacy?limit=0')).status, 400);
+});
+
+t.test('a large answer is stored once more, not four: its events refer to it', async (t) => {
+  const size = 3 * 1000 * 1000;
+  const res = await mesh.invoke('chat', { prompt: `big-${size}` }, 'wait=60');
+  t.equal(res.json.status, 'succeeded');
+  const id: string = res.json.id;
+  const events = await memory(keys.events(id));
+  t.ok(events < 64 * 1024, `the event log takes ${events} bytes`);
+  const state = await memory(keys.invocation(id, id));
+  const calls = await memory(keys.calls(id, id));
+  t.ok(state + calls + events < 2.2 * size, `state ${state} + calls ${calls} + events ${events} bytes`);
+  // Clients still get the whole text in both events.
+  const stream = await mesh.gateway.app.inject({ method: 'GET', url: `/invocations/${id}/events` });
+  const data = stream.body
+    .split('\n')
+    .filter((l) => l.startsWith('data: '))
+    .map((l) => JSON.parse(l.slice(6)));
+  const modelCall = data.find((e) => e.type === 'model_call');
+  t.equal(modelCall.data.content.length, size);
+  t.notOk('contentRef' in modelCall.data);
+  const output = data.find((e) => e.type === 'output');
+  t.equal(output.data.output.length, size);
+  t.same(Object.keys(output.data).sort(), ['output', 'status']);
+});
