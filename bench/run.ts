@@ -1,13 +1,16 @@
 // `npm run bench` (DESIGN §11): the mesh — gateway, runners, tool-host and a private Redis, each its
-// own process on loopback — against the OpenAI Agents SDK at its fastest in this process, on one fake
-// OpenAI-compatible model in a third process. One JSON line per figure on stdout, then a table.
+// own process on loopback, with the shipped defaults — against the OpenAI Agents SDK at its fastest in
+// this process, on one fake OpenAI-compatible model in a third process whose CPU counts on both sides.
+// Every figure a client takes part in is reported for undici's `request` and Node's global fetch.
+// One JSON line per figure on stdout, then a table.
 // Sizes: BENCH_QUICK=1 for a smoke run; BENCH_REPS, BENCH_RUNS, BENCH_WARMUP, BENCH_SECONDS,
-// BENCH_RUNNERS, BENCH_RUNNER_CONCURRENCY, BENCH_PARKED, BENCH_RECOVERIES, BENCH_DEPTH, BENCH_ONLY, BENCH_SAVE (bench-options.ts);
+// BENCH_RUNNERS, BENCH_PARKED, BENCH_RECOVERIES, BENCH_DEPTH, BENCH_ONLY, BENCH_SAVE (bench-options.ts);
 // BENCH_CPU_PROF=<dir> has every service write a V8 CPU profile there (spawn-service.ts).
 import os from 'node:os';
 import { depthChainFigure } from './figures/depth-chain.js';
 import { floorFigures } from './figures/floors.js';
 import { parkedParentsFigures } from './figures/parked-parents.js';
+import { realisticFigures } from './figures/realistic.js';
 import { recoveryFigure } from './figures/recovery.js';
 import { redisCommandFigures } from './figures/redis-commands.js';
 import { roundTripFigures } from './figures/round-trips.js';
@@ -36,15 +39,21 @@ const errors: { figure: string; error: string }[] = [];
 let failed = false;
 try {
   const model = await startBenchModel(opts.depth);
-  note(`starting the mesh (redis, tool-host, gateway, 2 runners of ${opts.runnerConcurrency} slots)`);
-  const mesh = await startMeshProcesses(model.url, opts.depth, 2, opts.runnerConcurrency);
+  note('starting the mesh (redis, tool-host, gateway, 2 runners; the shipped defaults)');
+  const mesh = await startMeshProcesses(model.url, opts.depth, 2);
   const machine = machineInfo(/redis_version:(\S+)/.exec(await mesh.redis.info('server'))?.[1] ?? '?');
+  const invoke = meshClient(mesh.gatewayUrl);
+  const invokeFetch = meshClient(mesh.gatewayUrl, 'fetch');
   const ctx: BenchContext = {
     opts,
     model,
     mesh,
-    invoke: meshClient(mesh.gatewayUrl),
-    invokeFetch: meshClient(mesh.gatewayUrl, 'fetch'),
+    invoke,
+    invokeFetch,
+    clients: [
+      { name: 'undici', invoke },
+      { name: 'fetch', invoke: invokeFetch },
+    ],
     sdk: sdkBaseline(model.url),
     meshCpuMs: () => mesh.pids().reduce((sum, pid) => sum + cpuTimeMs(pid), 0),
     meshCpuByPart: () => ({
@@ -57,6 +66,7 @@ try {
       const { user, system } = process.cpuUsage();
       return (user + system) / 1000;
     },
+    modelCpuMs: () => cpuTimeMs(model.pid),
     note,
   };
   note(`warm-up: ${opts.warmup} runs per side`);
@@ -69,6 +79,7 @@ try {
       'throughput',
       async () => [...(await throughputFigures(ctx, 0, 10)), ...(await throughputFigures(ctx, 50, 100))],
     ],
+    ['realistic', () => realisticFigures(ctx)],
     ['redis-calls', () => redisCommandFigures(ctx)],
     ['scaling', () => scalingFigures(ctx)],
     ['chain', () => depthChainFigure(ctx)],
@@ -95,7 +106,7 @@ try {
   console.log(`\n${table}`);
   if (opts.save)
     note(`results written to ${saveResults({ figures, errors, table, machine, opts }).join(' and ')}`);
-  note(`service logs (warnings and errors) in ${mesh.logDir}`);
+  note(`service logs in ${mesh.logDir}`);
 } catch (e) {
   failed = true;
   note(`failed: ${(e as Error).stack}`);

@@ -71,7 +71,13 @@ function build() {
 if (isStale()) {
   takeLock();
   try {
-    if (isStale()) build(); // another caller may have built it while this one waited
+    // Another caller may have built it while this one waited.
+    if (isStale()) {
+      const began = Date.now();
+      process.stderr.write('building the console…\n');
+      build();
+      process.stderr.write(`built the console in ${((Date.now() - began) / 1000).toFixed(1)} s\n`);
+    }
   } finally {
     fs.rmSync(lock, { force: true });
   }

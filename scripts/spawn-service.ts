@@ -33,7 +33,14 @@ export function spawnService(
   name: string,
   command: string,
   args: string[],
-  options: { env: NodeJS.ProcessEnv; cwd: string; output: MeshOutput; detached?: boolean },
+  options: {
+    env: NodeJS.ProcessEnv;
+    cwd: string;
+    output: MeshOutput;
+    detached?: boolean;
+    /** Sees each line of its stdout after it was written. */
+    onLine?: (line: string) => void;
+  },
 ): Service {
   const child = spawn(command, args, {
     env: options.env,
@@ -43,7 +50,10 @@ export function spawnService(
   });
   const out = lineWriter(options.output, name, process.stdout);
   const err = lineWriter(options.output, name, process.stderr);
-  pipeLines(child.stdout, (line) => out(line));
+  pipeLines(child.stdout, (line) => {
+    out(line);
+    options.onLine?.(line);
+  });
   pipeLines(child.stderr, (line) => err(line, LEVELS.warn));
   let running = true;
   const exited = new Promise<ExitStatus>((resolve) => {

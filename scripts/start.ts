@@ -1,13 +1,21 @@
 // `npm start` (DESIGN §10): the whole mesh on one machine — Redis (found or started), the offline demo
 // model unless MODEL_BASE_URL is set, tool-host, RUNNERS runners and the gateway — until Ctrl-C.
+// `npm run dev` (`--dev`) is the same mesh, then watches the config and the files its parts import
+// and restarts what a change affects (dev-loop.ts).
 // Output: human-readable lines on a terminal, JSON lines otherwise or with LOG_FORMAT=json; the
 // children are told which through LOG_FORMAT (theirs is a pipe, never a terminal).
 import { fileURLToPath } from 'node:url';
 import { type LogFormat, logFormat, type ServiceEnv, serviceEnv } from '@agentmesh/shared';
 import { type DemoModel, startDemoModel } from '../demo/model/demo-model.js';
+import { approvalNotice, approvalRequestOf } from './approval-notice.js';
+import { buildConsoleIfStale, buildIfStale } from './build-if-stale.js';
+import { checkConfigApart } from './check-config-apart.js';
 import { agentmeshGatewayPid, checkPorts, type WantedPort } from './check-ports.js';
+import { startDevLoop } from './dev-loop.js';
 import { ensureRedis, type RedisHandle } from './ensure-redis.js';
+import { exampleInvoke } from './example-invoke.js';
 import { LEVELS, lineWriter, type MeshOutput } from './mesh-output.js';
+import { runnerMetricsPorts } from './runner-metrics-ports.js';
 import { type ExitStatus, liveServices, type Service, spawnService } from './spawn-service.js';
 import { watchLauncher } from './watch-launcher.js';
 
@@ -15,8 +23,11 @@ const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const GRACE_MS = 15_000;
 // A service that exits because Ctrl-C reached the whole process group must not read as a crash.
 const SIGNAL_RACE_MS = 300;
+// `npm run dev` restarts runners on every change: what they hold is handed back within this (ms).
+const DEV_DRAIN_MS = '2000';
 
 const env = process.env;
+const dev = process.argv.includes('--dev');
 // The services' own variables are parsed as the services parse them; RUNNERS and
 // READY_TIMEOUT_SECONDS are npm start's alone.
 const meshEnv = readServiceEnv();
@@ -24,10 +35,10 @@ const runners = setting('RUNNERS', 2, 1);
 const gatewayPort = listenPort('GATEWAY_PORT', meshEnv.gatewayPort);
 const toolHostPort = listenPort('TOOL_HOST_PORT', meshEnv.toolHostPort);
 const readyTimeoutMs = setting('READY_TIMEOUT_SECONDS', 180, 1) * 1000;
-const runnerMetricsPort = meshEnv.runnerMetricsPort;
 const toolHostUrl = meshEnv.toolHostUrl ?? `http://127.0.0.1:${toolHostPort}`;
 const host = meshEnv.host === '0.0.0.0' || meshEnv.host === '::' ? '127.0.0.1' : meshEnv.host;
-const gatewayUrl = `http://${host.includes(':') ? `[${host}]` : host}:${gatewayPort}`;
+const urlOf = (port: number) => `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
+const gatewayUrl = urlOf(gatewayPort);
 const WIDTH = Math.max('tool-host'.length, `runner-${runners}`.length);
 const output: MeshOutput = { format: chooseFormat(), width: WIDTH };
 const meshLine = lineWriter(output, 'mesh', process.stdout);
@@ -35,6 +46,7 @@ const meshLine = lineWriter(output, 'mesh', process.stdout);
 let redis: RedisHandle | undefined;
 let model: DemoModel | undefined;
 let stopping: Promise<void> | undefined;
+let buildPid: number | undefined;
 
 /** npm start's own words: `mesh | …` lines, or one JSON line (level, message, fields). */
 const say = (text: string, level: number = LEVELS.info, fields?: Record<string, unknown>) => {
@@ -42,10 +54,18 @@ const say = (text: string, level: number = LEVELS.info, fields?: Record<string, 
   for (const line of text.split('\n')) meshLine(line);
 };
 
+/** A heading and one line per problem; in JSON, one line with the problems as a field. */
+const sayProblems = (heading: string, problems: string[]) => {
+  if (output.format === 'json') return say(heading.replace(/:$/, ''), LEVELS.error, { problems });
+  say(heading, LEVELS.error);
+  for (const problem of problems) say(`  ${problem}`, LEVELS.error);
+};
+
 /** Stops the services (they drain against Redis), then the private Redis and the demo model, then exits. */
 function shutdown(code: number, reason: string): Promise<void> {
   stopping ??= (async () => {
     say(reason, code === 0 ? LEVELS.info : LEVELS.error);
+    signalBuild('SIGTERM');
     const services = [...liveServices].filter((s) => s !== redis?.service);
     await Promise.all(services.map((s) => s.stop(GRACE_MS)));
     await redis?.stop();
@@ -78,6 +98,7 @@ watchLauncher(
 );
 // Last resort (an exception in this script): no child outlives it.
 process.on('exit', () => {
+  signalBuild('SIGKILL');
   for (const s of liveServices) s.signal('SIGKILL');
 });
 process.on('uncaughtException', (e) => void shutdown(1, `npm start failed: ${e.stack ?? e.message}`));
@@ -92,6 +113,36 @@ if (problems.length > 0) {
   );
   process.exit(1);
 }
+const metricsPorts = await runnerMetricsPorts(meshEnv.runnerMetricsPort, runners, meshEnv.host).catch(
+  (e: Error) => {
+    say(`${e.message}; nothing was started`, LEVELS.error);
+    process.exit(1);
+  },
+);
+
+// The config once, as the services will read it, before anything starts (DESIGN §4): each problem
+// once, instead of every service failing on it after Redis and the model were started.
+let config = await checkConfigApart(env, ROOT);
+if (config.problems.length > 0) {
+  sayProblems(
+    `the config (${config.roots.config}) has ${count(config.problems.length, 'problem')}:`,
+    config.problems,
+  );
+  say('nothing was started: fix the config (MESH_CONFIG names it) and start again', LEVELS.error);
+  process.exit(1);
+}
+
+const onPid = (pid: number | undefined) => {
+  buildPid = pid;
+};
+// The services, then the console the gateway serves at /ui.
+const built = (await buildIfStale({ say, onPid })) || (stopping ? 0 : await buildConsoleIfStale({ onPid }));
+if (stopping) await stopping;
+if (built !== 0) {
+  say(`the build failed (exit code ${built}); nothing was started`, LEVELS.error);
+  process.exit(1);
+}
+
 try {
   // A cluster (REDIS_CLUSTER_NODES, which the services read themselves) is never started here.
   redis = meshEnv.redisClusterNodes
@@ -121,87 +172,199 @@ const childEnv: NodeJS.ProcessEnv = {
   TOOL_HOST_PORT: String(toolHostPort),
   TOOL_HOST_URL: toolHostUrl,
   ...(model ? { MODEL_BASE_URL: model.url } : {}),
+  ...(dev && !env.RUNNER_DRAIN_MS ? { RUNNER_DRAIN_MS: DEV_DRAIN_MS } : {}),
   LOG_FORMAT: output.format,
   // pino-pretty colours only on a terminal, and the children's is a pipe: ours decides.
   ...(output.format === 'pretty' && process.stdout.isTTY && !('NO_COLOR' in env) ? { FORCE_COLOR: '1' } : {}),
 };
-const start = (name: string, main: string): Service => {
-  // Compiled JavaScript run by node (`npm run build` ran first): no TypeScript loader in a service.
-  const service = spawnService(name, process.execPath, ['--conditions=agentmesh-dist', main], {
-    env: childEnv,
+
+/** One service of the mesh as npm start runs it; `npm run dev` replaces `service` on a restart. */
+interface Slot {
+  name: string;
+  main: string;
+  env: NodeJS.ProcessEnv;
+  onLine?: (line: string) => void;
+  service?: Service;
+}
+
+const slots = {
+  toolHost: { name: 'tool-host', main: 'services/tool-host/dist/main.js', env: childEnv } as Slot,
+  runners: metricsPorts.map(
+    (port, i): Slot => ({
+      name: `runner-${i + 1}`,
+      main: 'services/agent-runner/dist/main.js',
+      env: { ...childEnv, RUNNER_METRICS_PORT: String(port) },
+      onLine: tellApprovals,
+    }),
+  ),
+  gateway: { name: 'gateway', main: 'services/gateway/dist/main.js', env: childEnv } as Slot,
+};
+
+/** Starts a slot's service; an exit nobody asked for stops the mesh (`npm run dev`: says so, and waits). */
+function start(slot: Slot): Service {
+  // Compiled JavaScript run by node (the build ran first): no TypeScript loader in a service.
+  const service = spawnService(slot.name, process.execPath, ['--conditions=agentmesh-dist', slot.main], {
+    env: slot.env,
     cwd: ROOT,
     output,
+    onLine: (line) => slot.onLine?.(line),
   });
+  slot.service = service;
   void service.exited.then((status) => {
-    if (stopping) return;
     setTimeout(() => {
-      if (!stopping) void shutdown(1, `${name} exited unexpectedly (${describe(status)}); stopping the mesh`);
+      if (stopping || slot.service !== service) return; // stopping, or replaced by a restart
+      if (dev)
+        say(`${slot.name} exited (${describe(status)}); it starts again on the next change`, LEVELS.error);
+      else void shutdown(1, `${slot.name} exited unexpectedly (${describe(status)}); stopping the mesh`);
     }, SIGNAL_RACE_MS);
   });
   return service;
-};
-start('tool-host', 'services/tool-host/dist/main.js');
-for (let i = 1; i <= runners; i++) start(`runner-${i}`, 'services/agent-runner/dist/main.js');
-const gateway = start('gateway', 'services/gateway/dist/main.js');
+}
+
+start(slots.toolHost);
+for (const slot of slots.runners) start(slot);
+start(slots.gateway);
 
 say(`waiting for ${gatewayUrl}/readyz ...`);
-if (await waitForOwnGateway(gateway, readyTimeoutMs)) {
+const ready = await waitForOwnGateway(slots.gateway.service!, readyTimeoutMs);
+if (ready === 'ready') {
   const auth = meshEnv.apiKeys ? ` \\\n  -H 'authorization: Bearer <one of MESH_API_KEYS>'` : '';
-  const prompt =
-    'How does Redis persist data with the append-only file, how do BullMQ flows make a parent job wait for its children, and what is 2 * (16 + 4)?';
-  const curl =
-    `curl -s -X POST '${gatewayUrl}/agents/planner/invoke?wait=60' \\\n  -H 'content-type: application/json'${auth} \\\n` +
-    `  -d '${JSON.stringify({ prompt })}'`;
+  const example = exampleInvoke(config);
+  const curl = example
+    ? `curl -s -X POST '${gatewayUrl}/agents/${example.agent}/invoke?wait=60' \\\n  -H 'content-type: application/json'${auth} \\\n` +
+      `  -d '${JSON.stringify(example.body).replaceAll("'", "'\\''")}'`
+    : '';
   const summary = `ready: ${runners} runner(s), tool-host at ${toolHostUrl}, Redis at ${redis!.url}`;
+  const metrics = slots.runners.map((s) => `${s.name} ${urlOf(Number(s.env.RUNNER_METRICS_PORT))}/metrics`);
   if (output.format === 'json') {
-    say(summary, LEVELS.info, { docs: `${gatewayUrl}/docs`, curl });
+    say(summary, LEVELS.info, {
+      docs: `${gatewayUrl}/docs`,
+      ...(curl ? { curl } : {}),
+      ...(meshEnv.runnerMetricsPort ? { runnerMetrics: metrics } : {}),
+    });
   } else {
     say(summary);
+    if (meshEnv.runnerMetricsPort) say(`runner metrics: ${metrics.join(', ')}`);
+    const tryIt = example ? `  Try ${example.agent}:\n\n${curl}\n\n` : '';
     process.stdout.write(
-      `\n  API docs (Swagger UI): ${gatewayUrl}/docs\n\n  Try the planner:\n\n${curl}\n\n  Ctrl-C stops everything.\n\n`,
+      `\n  API docs (Swagger UI): ${gatewayUrl}/docs\n\n${tryIt}  Ctrl-C stops everything.\n\n`,
     );
   }
-} else if (!stopping) {
+} else if (ready === 'timeout' && !stopping) {
   await shutdown(1, `the gateway was not ready within ${readyTimeoutMs / 1000} s; stopping the mesh`);
+}
+// 'exited': the gateway's exit (or the service that took it down) is reported by start().
+
+if (dev && !stopping) {
+  startDevLoop({
+    config,
+    check: () => checkConfigApart(env, ROOT),
+    say,
+    sayProblems,
+    running: () => ({
+      'tool-host': slots.toolHost.service?.running === true,
+      runners: slots.runners.every((s) => s.service?.running === true),
+      gateway: slots.gateway.service?.running === true,
+    }),
+    restart: async (parts) => {
+      const { toolHost, gateway } = slots;
+      const stops = [
+        ...(parts.includes('runners') ? slots.runners : []),
+        ...(parts.includes('gateway') ? [gateway] : []),
+      ].map(stop);
+      await Promise.all(stops);
+      // Runners read the catalogue once: the new tool-host's must be there before they start.
+      if (parts.includes('tool-host')) {
+        await stop(toolHost);
+        if (stopping || !(await startToolHost())) return false;
+      }
+      if (stopping) return false; // Ctrl-C meanwhile: nothing more is started
+      if (parts.includes('runners')) for (const slot of slots.runners) start(slot);
+      if (parts.includes('gateway')) start(gateway);
+      return (await waitForOwnGateway(gateway.service!, readyTimeoutMs)) === 'ready';
+    },
+    onChecked: (next) => {
+      config = next;
+    },
+  });
+  say('watching the config and the files it loads: a change restarts what it affects (Ctrl-C stops)');
+}
+
+/** Stops a slot's service as asked: its exit is no crash (start() ignores a slot's former service). */
+async function stop(slot: Slot): Promise<void> {
+  const service = slot.service;
+  slot.service = undefined;
+  await service?.stop(GRACE_MS);
+}
+
+/** Starts the tool-host; true once it says it published its catalogue, false if it exits first. */
+async function startToolHost(): Promise<boolean> {
+  const slot = slots.toolHost;
+  let published!: (ok: boolean) => void;
+  const outcome = new Promise<boolean>((resolve) => {
+    published = resolve;
+  });
+  slot.onLine = (line) => {
+    if (line.includes('catalogue published')) published(true);
+  };
+  void start(slot).exited.then(() => published(false));
+  const ok = await outcome;
+  slot.onLine = undefined;
+  return ok;
+}
+
+/** A runner's `approval requested` line becomes the curls that decide it (DESIGN §13). */
+function tellApprovals(line: string): void {
+  const request = approvalRequestOf(line);
+  if (request) say(approvalNotice(request, gatewayUrl, meshEnv.apiKeys !== undefined));
 }
 
 /**
- * True once OUR gateway is ready: /healthz answers with its pid (not another mesh's gateway that
- * took the port meanwhile), then /readyz with 200. False if it exits or the time runs out.
+ * 'ready' once OUR gateway is ready: /healthz answers with its pid (not another mesh's gateway that
+ * took the port meanwhile), then /readyz with 200; 'exited' if it exits first, 'timeout' when the
+ * time runs out (or the mesh is stopping).
  */
-async function waitForOwnGateway(service: Service, timeoutMs: number): Promise<boolean> {
+async function waitForOwnGateway(
+  service: Service,
+  timeoutMs: number,
+): Promise<'ready' | 'exited' | 'timeout'> {
   let ours = false;
-  for (const end = Date.now() + timeoutMs; Date.now() < end && !stopping && service.running; ) {
+  for (const end = Date.now() + timeoutMs; Date.now() < end && !stopping; ) {
+    if (!service.running) return 'exited';
     ours ||= (await agentmeshGatewayPid(gatewayPort, host)) === service.child.pid;
     if (ours) {
       try {
         const res = await fetch(`${gatewayUrl}/readyz`, { signal: AbortSignal.timeout(2000) });
         await res.body?.cancel();
-        if (res.status === 200) return true;
+        if (res.status === 200) return 'ready';
       } catch {
         // not listening yet
       }
     }
     await new Promise((r) => setTimeout(r, 250));
   }
-  return false;
+  return service.running ? 'timeout' : 'exited';
 }
 
 /** The ports npm start's services will listen on; the demo model's and a private Redis's are the OS's pick. */
 function wantedPorts(): WantedPort[] {
-  const ports = [
+  return [
     { variable: 'GATEWAY_PORT', port: gatewayPort },
     { variable: 'TOOL_HOST_PORT', port: toolHostPort },
   ];
-  if (runnerMetricsPort === 0) return ports;
-  if (runners > 1) {
-    say(
-      `RUNNER_METRICS_PORT=${runnerMetricsPort} with RUNNERS=${runners}: every runner would listen on it; set RUNNERS=1 or leave RUNNER_METRICS_PORT unset`,
-      LEVELS.error,
-    );
-    process.exit(1);
+}
+
+function signalBuild(signal: NodeJS.Signals): void {
+  if (buildPid === undefined) return;
+  try {
+    process.kill(buildPid, signal);
+  } catch {
+    // gone already
   }
-  return [...ports, { variable: 'RUNNER_METRICS_PORT', port: runnerMetricsPort }];
+}
+
+function count(n: number, noun: string): string {
+  return `${n} ${noun}${n === 1 ? '' : 's'}`;
 }
 
 function chooseFormat(): LogFormat {

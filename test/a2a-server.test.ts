@@ -71,6 +71,31 @@ t.test('the agent card is public and declares the interface and bearer auth', as
   t.equal((await fetch(`${base}/a2a/nobody/.well-known/agent-card.json`)).status, 404);
 });
 
+t.test("an unknown agent's 404 lists the agents the key may use, as REST's does", async (t) => {
+  const card = await withKey('echo-key')(`${base}/a2a/nobody/.well-known/agent-card.json`);
+  t.equal(card.status, 404);
+  t.strictSame(await card.json(), {
+    error: { code: 'agent_not_found', message: 'No agent is named nobody (agents: echo).' },
+  });
+  const rest = await withKey('echo-key')(`${base}/agents/nobody`);
+  t.strictSame((await rest.json()) as unknown, {
+    error: { code: 'agent_not_found', message: 'No agent is named nobody (agents: echo).' },
+  });
+  const send = await withKey('all-key')(`${base}/a2a/nobody`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'GetTask', params: { id: 'x' } }),
+  });
+  t.equal(send.status, 404);
+  t.match(await send.json(), { error: { message: 'No agent is named nobody (agents: echo, quiz, slow).' } });
+  const anonymous = await fetch(`${base}/a2a/nobody/.well-known/agent-card.json`);
+  t.match(
+    await anonymous.json(),
+    { error: { message: 'No agent is named nobody (GET /agents with an API key lists them).' } },
+    'the public card route names no agent to a caller without a key',
+  );
+});
+
 t.test('behind a proxy the card and the document name MESH_PUBLIC_URL, not the request origin', async (t) => {
   const { base: own } = await listenGateway(t, mesh, {
     apiKeys: 'all-key',

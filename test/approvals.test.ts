@@ -233,6 +233,43 @@ t.test('an approval asked by a grandchild shows in its view and in the root stre
   t.same(asked[0].data, { callId: 't0-call0', name: 'charge', args: { amount: 5, items: [] } });
 });
 
+t.test('?wait answers as soon as some node of the tree waits on a human decision', async (t) => {
+  const { m } = await mesh(t);
+  // Without the early answer each request below holds its whole 300 s wait.
+  const soon = <T>(p: Promise<T>, what: string) =>
+    Promise.race([
+      p,
+      new Promise<never>((_, reject) =>
+        setTimeout(() => reject(new Error(`${what}: still waiting after 30 s`)), 30_000).unref(),
+      ),
+    ]);
+  for (const [agent, asks] of [
+    ['boss', 'the root'],
+    ['planner', 'a grandchild'],
+  ] as const) {
+    const key = { 'content-type': 'application/json', 'idempotency-key': `wait-${agent}` };
+    const res = await soon(m.invoke(agent, { prompt: 'go' }, 'wait=300', key), `${agent}: ${asks} asks`);
+    t.equal(res.status, 202, `${asks} asks: answered before the wait ends`);
+    t.equal(res.headers.location, `/invocations/${res.json.id}`);
+    t.equal(res.json.status, 'waiting');
+    const pending = (await m.get('/approvals')).json.items.filter((a: any) => a.rootId === res.json.id);
+    t.match(
+      pending,
+      [{ name: 'charge', agent: agent === 'boss' ? 'boss' : 'leaf' }],
+      'GET /approvals lists it',
+    );
+    if (agent === 'boss') t.match(res.json.pendingApprovals, [{ callId: 't0-call0', name: 'charge' }]);
+    const again = await soon(
+      m.invoke(agent, { prompt: 'go' }, 'wait=300', key),
+      `${agent}: the same key again`,
+    );
+    t.equal(again.status, 202, 'the same Idempotency-Key again: answered at once too');
+    t.equal(again.json.id, res.json.id);
+  }
+  const plain = await m.invoke('plain', { prompt: 'go' }, 'wait=300');
+  t.equal(plain.status, 200, 'a tree that needs no decision is waited for as before');
+});
+
 t.test('a delegation in approvals: starts only once approved', async (t) => {
   const { m } = await mesh(t);
   const id = (await m.invoke('guard', { prompt: 'go' }, 'wait=0')).json.id;

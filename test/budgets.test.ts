@@ -1,9 +1,11 @@
 // DESIGN §13 Budgets: `?budget=` and `maxTokens` cap the tokens of a whole invocation tree; one
 // counter per tree, `budget_exceeded` failing the root with its descendants cancelled, and
 // `treeUsage` rolled up exactly once. The fake model answers every request with 11 + 7 tokens.
+
+import type { RunnerOptions } from '@agentmesh/agent-runner';
 import t from 'tap';
 import { turnOf } from './support/fake-model.js';
-import { startMesh, type TestMesh } from './support/mesh.js';
+import { addRunner, startMesh, type TestMesh } from './support/mesh.js';
 
 const TOKENS_PER_CALL = 18;
 const WORKERS = 4;
@@ -180,4 +182,31 @@ t.test('token budgets', async (t) => {
     t.equal(ok.status, 202, 'the maximum itself is accepted');
     await waitTerminal(mesh, ok.json.id);
   });
+});
+
+t.test('a root failed on its budget is logged and counted as failed with budget_exceeded', async (t) => {
+  const mesh = await startMesh(t, {
+    tools: [step],
+    runners: 0,
+    agentsYaml: `
+  looper:
+    description: Loops.
+    instructions: "@agent looper"
+    tools: [step]
+    maxIterations: 50
+`,
+    script: () => ({ calls: [{ name: 'step', args: {} }] }),
+  });
+  const lines: Record<string, unknown>[] = [];
+  const record = (level: string) => (fields: object, msg?: string) =>
+    void lines.push({ level, ...fields, msg });
+  const log = { info: record('info'), warn: record('warn'), error: record('error'), debug() {} };
+  const runner = await addRunner(t, mesh, { log: log as unknown as RunnerOptions['log'] });
+  const res = await mesh.invoke('looper', { prompt: 'go' }, 'wait=30&budget=50');
+  t.equal(res.json.error?.code, 'budget_exceeded');
+  const line = lines.find((l) => l.msg === 'invocation finished' && l.invocationId === res.json.id);
+  t.match(line, { status: 'failed', error: { code: 'budget_exceeded' } }, 'the line says what the API says');
+  const counted = await runner.metrics.registry.getSingleMetricAsString('mesh_invocations_total');
+  t.match(counted, 'mesh_invocations_total{agent="looper",status="failed"} 1');
+  t.notMatch(counted, 'status="cancelled"');
 });

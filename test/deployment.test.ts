@@ -4,7 +4,7 @@
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { DEFAULT_DRAIN_MS } from '@agentmesh/shared';
+import { DEFAULT_DRAIN_MS, DEFAULT_RUNNER_CONCURRENCY } from '@agentmesh/shared';
 import t from 'tap';
 import YAML from 'yaml';
 import { startDemoModel } from '../demo/model/demo-model.js';
@@ -178,6 +178,16 @@ t.test('a runner stops within its grace period, after its drain', async (t) => {
     'tool calls in flight (30 s timeout by default) end before the tool-host is killed',
   );
 });
+
+t.test(
+  'a runner in compose gets the shipped slot count unless RUNNER_CONCURRENCY says otherwise',
+  async (t) => {
+    const runner = services['agent-runner']!;
+    const value = runner.environment?.RUNNER_CONCURRENCY;
+    t.match(String(value), /^\$\{RUNNER_CONCURRENCY:-/, 'the operator may set it');
+    t.equal(Number(defaultOf(value)), DEFAULT_RUNNER_CONCURRENCY, 'the default is the services’ own');
+  },
+);
 
 t.test('each runner replica has a scrapeable metrics port without a fixed host port', async (t) => {
   const runner = services['agent-runner']!;

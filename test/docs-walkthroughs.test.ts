@@ -164,6 +164,29 @@ const CHECKS: Record<string, Check> = {
     t.equal(lines[1], lines[0], 'the repeat answers the same invocation');
     t.equal(lines[2], 'idempotency_key_reused');
   },
+  'npm-run-tool': (t, lines) => {
+    t.strictSame(lines.slice(0, 4), ['{', '  "expression": "12 * (3 + 4)",', '  "result": 84', '}']);
+    t.equal(
+      lines[4],
+      "calculator failed: invalid_input: Invalid arguments: /expression: must have required property 'expression'; /expr: is not an allowed property",
+    );
+    t.match(
+      lines[5],
+      /^no tool is named nosuch; the tool-host at http:\/\/127\.0\.0\.1:\d+ serves: calculator, publish_note, search_docs$/,
+    );
+    t.equal(lines.length, 6);
+  },
+  'offline-named-tool': (t, lines) => {
+    t.strictSame(lines, [
+      'model default',
+      'tool calculator',
+      'model default',
+      '[offline demo model] calculator: 6 * 7 = 42',
+    ]);
+  },
+  'a2a-unknown-agent': (t, lines) => {
+    t.strictSame(lines, ['No agent is named echo (agents: planner, researcher, fact_checker, publisher).']);
+  },
   fork: (t, lines) => {
     t.equal(lines.length, 3);
     const [, reused] = /^succeeded from t\d+-model: (\d+) reused, 1 model call$/.exec(lines[0] ?? '') ?? [];
@@ -230,7 +253,8 @@ t.test("the README's quickstart and the guides' walkthroughs run against npm sta
     t.fail(`${(e as Error).message}\n${npm.output().slice(-3000)}`);
     return;
   }
-  const env = startEnv({});
+  // `npm run tool` finds this mesh's tool-host as after `TOOL_HOST_PORT=… npm start`.
+  const env = startEnv({ TOOL_HOST_PORT: String(toolHostPort) });
   for (const w of walkthroughs) {
     await t.test(`${w.name} (${w.file}:${w.line})`, async (t) => {
       const run = await runWalkthrough(

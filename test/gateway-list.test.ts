@@ -72,6 +72,17 @@ t.test('GET /invocations lists root invocations newest first, without input, out
   t.equal(failed.error.code, 'model_error', 'a failure carries its error');
 });
 
+t.test("a planner's summary counts its whole tree's usage, as its view does", async (t) => {
+  const planner = started.find((i) => i.agent === 'parent')!;
+  const view = (await mesh.get(`/invocations/${planner.id}`)).json;
+  t.equal(view.treeUsage.modelCalls, 3, "the planner's two model calls and its child's one");
+  const item = (await mesh.get('/invocations?agent=parent')).json.items.find(
+    (i: { id: string }) => i.id === planner.id,
+  );
+  t.strictSame(item.treeUsage, view.treeUsage);
+  t.strictSame(item.usage, view.usage);
+});
+
 t.test('filters by agent and status; an unknown agent lists nothing; a bad value is 400', async (t) => {
   const echo = await mesh.get('/invocations?agent=echo');
   t.strictSame(ids(echo.json.items), ids(newestFirst.filter((i) => i.agent === 'echo')));

@@ -21,7 +21,7 @@ const node = (args: string[], cwd: string) =>
   execFileSync(process.execPath, args, { cwd, encoding: 'utf8', env: env() });
 
 // What the image holds: the services' dist (`npm run build`), the demo compiled (`npm run build:demo`).
-node(['scripts/build-if-stale.mjs'], ROOT);
+node(['--import', 'tsx', 'scripts/build-if-stale.ts'], ROOT);
 const out = fs.mkdtempSync(path.join(os.tmpdir(), 'image-js-'));
 t.teardown(() => fs.rmSync(out, { recursive: true, force: true }));
 node(

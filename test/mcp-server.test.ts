@@ -103,6 +103,27 @@ t.test('a scoped API key sees only its agents and may call no other', async (t) 
   t.equal(mesh.model.of('quiz').length, before, 'nothing ran');
 });
 
+t.test(
+  'an unknown tool is an invalid-params error that says so once and lists the tools the key may call',
+  async (t) => {
+    for (const [key, name, tools] of [
+      ['all-key', 'nosuch', 'echo, quiz, broken, slow'],
+      ['echo-key', 'quiz', 'echo'],
+    ] as const) {
+      const client = await connect(t, key);
+      const error = await client.callTool({ name, arguments: {} }).catch((e: unknown) => e);
+      t.type(error, McpError);
+      t.equal((error as McpError).code, -32602);
+      // The client prefixes `MCP error <code>: ` itself: the server's own message has no prefix.
+      t.equal(
+        (error as McpError).message,
+        `MCP error -32602: Unknown tool: ${name}. The tools you may call: ${tools}.`,
+        key,
+      );
+    }
+  },
+);
+
 t.test('calling an agent answers its text output, naming the invocation', async (t) => {
   const client = await connect(t, 'all-key');
   const result = await client.callTool({ name: 'echo', arguments: { prompt: 'say hello' } });

@@ -24,11 +24,12 @@ const readiness = async (mesh: TestMesh) => {
 };
 
 t.test(
-  'a killed stdio MCP server is reported, fails its calls at once, and serves again once restarted',
+  'a killed stdio MCP server that stays down is reported, fails its calls within their time, and serves again once restarted',
   async (t) => {
     const files = fixtureFiles(t);
     const mesh = await startMesh(t, {
-      toolsYaml: [stdioEntry(fixtureArgs(files), ', prefix: fx_')],
+      // A call's 4 s: its wait for the restart ends when the next attempt could not be back in time.
+      toolsYaml: [stdioEntry(fixtureArgs(files), ', prefix: fx_, timeoutMs: 4000')],
       ...oneCall('fx_whoami'),
     });
     const before = files.pid();
@@ -48,10 +49,10 @@ t.test(
     t.match(down.error.details, [
       { path: 'tools[0]', message: /^MCP server "fixture" \(tools\[0\]\) is down since \S+ \(restarting\)$/ },
     ]);
-    t.equal(
+    t.match(
       (await mesh.invoke('agent', { prompt: 'go' })).json.output,
-      'Tool fx_whoami execute failed: MCP server "fixture" (tools[0]) is unavailable: it is being restarted.',
-      'a call while it is down fails with the reason',
+      /^Tool fx_whoami execute failed: MCP server "fixture" \(tools\[0\]\) is unavailable: it is being restarted and is not back within the call's time \(its last restart failed: .+\)\.$/,
+      'a call while it stays down fails with the reason, before its timeout',
     );
 
     fs.rmSync(files.hold);
@@ -68,6 +69,38 @@ t.test(
       'the next call is served',
     );
     t.strictSame(files.lines(), ['call whoami', 'call whoami'], 'the call made while it was down never ran');
+  },
+);
+
+t.test(
+  'a call that comes while its stdio MCP server is being restarted waits for it, then runs',
+  async (t) => {
+    const files = fixtureFiles(t);
+    const mesh = await startMesh(t, {
+      toolsYaml: [stdioEntry(fixtureArgs(files), ', prefix: fx_')],
+      ...oneCall('fx_whoami'),
+    });
+    const before = files.pid();
+    fs.writeFileSync(files.hold, ''); // its restarts fail until the file is gone
+    process.kill(before, 'SIGKILL');
+    await waitUntil(
+      async () => (await readiness(mesh)).status === 503,
+      30_000,
+      () => 'the tool-host to report the server down',
+    );
+    const started = await mesh.invoke('agent', { prompt: 'go' }, 'wait=0');
+    await waitUntil(
+      async () => mesh.model.of('agent').length >= 1,
+      30_000,
+      () => 'the model to ask for the tool',
+    );
+    await new Promise((r) => setTimeout(r, 500)); // the call reaches the tool-host, which is restarting it
+    fs.rmSync(files.hold);
+    const done = await mesh.waitForStatus(started.json.id, 'succeeded', 60_000);
+    const after = files.pid();
+    t.not(after, before, 'a new process');
+    t.equal(done.output, `pid ${after}`, 'the call ran on the restarted server');
+    t.strictSame(files.lines(), ['call whoami'], 'once');
   },
 );
 

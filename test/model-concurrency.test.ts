@@ -34,3 +34,36 @@ t.test('maxConcurrency caps in-flight model calls across runners, and every call
   }
   t.equal(peak, 2, 'never more than two calls in flight, and the cap was reached');
 });
+
+t.test(
+  'without maxConcurrency a runner has as many model calls in flight as it has slots, past 256',
+  async (t) => {
+    const slots = 300;
+    const mesh = await startMesh(t, {
+      concurrency: slots,
+      agentsYaml: '  single: {instructions: "@agent single"}\n',
+      // Long enough that every call is still in flight when the last one leaves the runner.
+      script: () => ({ final: 'done', latencyMs: 6000 }),
+    });
+    const started = await Promise.all(
+      Array.from({ length: slots }, (_, i) => mesh.invoke('single', { prompt: `${i}` }, 'wait=0')),
+    );
+    t.ok(
+      started.every((r) => r.status === 202),
+      'every invocation is accepted',
+    );
+    for (const r of started) await mesh.waitForStatus(r.json.id, 'succeeded', 60_000);
+    const edges = mesh.model.requests.flatMap((r) => [
+      { at: r.arrivedAt, d: 1 },
+      { at: r.doneAt!, d: -1 },
+    ]);
+    edges.sort((a, b) => a.at - b.at || a.d - b.d);
+    let inFlight = 0;
+    let peak = 0;
+    for (const e of edges) {
+      inFlight += e.d;
+      peak = Math.max(peak, inFlight);
+    }
+    t.equal(peak, slots, 'one call in flight per slot: no connection pool caps the runner below its slots');
+  },
+);

@@ -135,6 +135,19 @@ t.test('every operation has an operationId, a summary, security and described re
   t.strictSame(doc.servers, [{ url: base, description: 'This mesh, as this request reached it.' }]);
 });
 
+t.test('summaries and descriptions name no internal class of the code', async (t) => {
+  const doc = await fetchDoc(base);
+  const text = JSON.stringify(
+    operations(doc).flatMap(({ op }) => [op.summary, (op as { description?: string }).description]),
+  );
+  // The shared package's classes and types are named Mesh…: MeshRedis, MeshError, MeshPlan.
+  t.strictSame(text.match(/\bMesh[A-Z][A-Za-z]*/g) ?? [], [], 'no Mesh… identifier');
+  t.equal(
+    doc.paths['/readyz']!.get!.summary,
+    'Readiness: Redis reachable, the tool catalogue published, and a live runner for every agent',
+  );
+});
+
 t.test('success bodies are typed and every error a route answers is declared', async (t) => {
   const doc = await fetchDoc(base);
   const schemaOf = (p: string, m: string, s: string, type = 'application/json') =>

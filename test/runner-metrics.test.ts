@@ -57,6 +57,11 @@ t.test(
     t.match(text, /mesh_delegation_seconds_count\{agent="boss",subagent="helper"\} 2/);
     t.notMatch(text, /_subagent_/, 'no metric carries the callable prefix');
     t.match(text, /mesh_model_calls_total\{agent="boss",outcome="succeeded"\} 2/);
+    // The fake model counts 11 prompt and 7 completion tokens per reply: the boss's two, the helper's one.
+    t.match(text, /mesh_tokens_total\{agent="boss",kind="prompt"\} 22\n/);
+    t.match(text, /mesh_tokens_total\{agent="boss",kind="completion"\} 14\n/);
+    t.match(text, /mesh_tokens_total\{agent="helper",kind="prompt"\} 11\n/);
+    t.match(text, /mesh_tokens_total\{agent="helper",kind="completion"\} 7\n/);
     t.match(text, /mesh_tool_calls_total\{agent="boss",tool="clock",outcome="succeeded"\} 1/);
     t.match(text, /mesh_invocations_total\{agent="helper",status="failed"\} 1/);
     // Each end is timed where it is counted: the root, the child that answered, the one that failed.

@@ -19,39 +19,45 @@ const IDEAL_MS = 3 * LATENCY_MS;
 const PHASES = ['start', 'first_child', 'last_child', 'fan_in', 'end'] as const;
 type Phases = Record<(typeof PHASES)[number], number>;
 
-/** Wall time of a parent delegating to 8 children at once, at model latency 50 ms. */
+/** Wall time of a parent delegating to 8 children at once, at model latency 50 ms, for each client. */
 export async function siblingOverlapFigure(ctx: BenchContext): Promise<Figure[]> {
   const runs = Math.max(5, Math.floor(ctx.opts.runs / 10));
   await ctx.model.setLatency(LATENCY_MS);
-  const wall = { mesh: [] as number[], sdk: [] as number[] };
+  const wall = new Map(ctx.clients.map((c) => [c.name, [] as number[]]));
+  const sdkWall: number[] = [];
   for (let rep = 0; rep < ctx.opts.reps; rep++) {
-    wall.mesh.push(...(await timeRuns(() => ctx.invoke('fan'), runs)));
-    wall.sdk.push(...(await timeRuns(() => ctx.sdk('fan'), runs)));
+    for (const client of ctx.clients)
+      wall.get(client.name)!.push(...(await timeRuns(() => client.invoke('fan'), runs)));
+    sdkWall.push(...(await timeRuns(() => ctx.sdk('fan'), runs)));
   }
-  const mesh = spread(wall.mesh);
-  const sdk = spread(wall.sdk);
-  const ratioToIdeal = round(mesh.p50 / IDEAL_MS);
+  const sdk = spread(sdkWall);
   // The phases in runs of their own, after the timed ones: noting arrivals costs an IPC round trip.
-  const phases = { mesh: [] as Phases[], sdk: [] as Phases[] };
+  const phases = new Map(ctx.clients.map((c) => [c.name, [] as Phases[]]));
+  const sdkPhases: Phases[] = [];
   for (let i = 0; i < runs; i++) {
-    phases.mesh.push(await phasesOf(ctx, () => ctx.invoke('fan')));
-    phases.sdk.push(await phasesOf(ctx, () => ctx.sdk('fan')));
+    for (const client of ctx.clients)
+      phases.get(client.name)!.push(await phasesOf(ctx, () => client.invoke('fan')));
+    sdkPhases.push(await phasesOf(ctx, () => ctx.sdk('fan')));
   }
-  return [
-    figure('overlap_8_siblings_wall', 'ms', mesh, {
-      sdk,
-      target: '≤ 1.0 × SDK and ≤ 1.2 × ideal',
-      ok: mesh.p50 <= sdk.p50 && ratioToIdeal <= 1.2,
-      extra: { latencyMs: LATENCY_MS, ideal: IDEAL_MS, ratioToIdeal, samples: wall.mesh.length },
-    }),
-    ...PHASES.map((p) =>
-      figure(`overlap_8_siblings_${p}`, 'ms', spread(phases.mesh.map((x) => x[p])), {
-        sdk: spread(phases.sdk.map((x) => x[p])),
-        target: "reported: where the fan's time goes (from the model's side)",
-        extra: { latencyMs: LATENCY_MS, samples: phases.mesh.length },
+  return ctx.clients.flatMap(({ name: client }) => {
+    const mesh = spread(wall.get(client)!);
+    const ratioToIdeal = round(mesh.p50 / IDEAL_MS);
+    return [
+      figure('overlap_8_siblings_wall', 'ms', mesh, {
+        sdk,
+        target: '≤ 1.0 × SDK and ≤ 1.2 × ideal',
+        ok: mesh.p50 <= sdk.p50 && ratioToIdeal <= 1.2,
+        extra: { latencyMs: LATENCY_MS, client, ideal: IDEAL_MS, ratioToIdeal, samples: sdkWall.length },
       }),
-    ),
-  ];
+      ...PHASES.map((p) =>
+        figure(`overlap_8_siblings_${p}`, 'ms', spread(phases.get(client)!.map((x) => x[p])), {
+          sdk: spread(sdkPhases.map((x) => x[p])),
+          target: "reported: where the fan's time goes (from the model's side)",
+          extra: { latencyMs: LATENCY_MS, client, samples: sdkPhases.length },
+        }),
+      ),
+    ];
+  });
 }
 
 /** One fan run, its phases read from when the fake model saw each request arrive. */

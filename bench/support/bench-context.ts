@@ -1,6 +1,6 @@
 import type { SdkAgent } from '../sdk-baseline.js';
 import type { BenchOptions } from './bench-options.js';
-import type { MeshInvoke } from './mesh-client.js';
+import type { BenchClient, MeshInvoke } from './mesh-client.js';
 import type { BenchModel } from './start-bench-model.js';
 import type { MeshProcesses } from './start-mesh-processes.js';
 
@@ -9,16 +9,24 @@ export interface BenchContext {
   opts: BenchOptions;
   model: BenchModel;
   mesh: MeshProcesses;
+  /** The mesh through undici's `request`, for figures no client takes part in (Redis commands). */
   invoke: MeshInvoke;
-  /** The same through Node's global fetch (reported beside the single round trip). */
+  /** The same through Node's global fetch. */
   invokeFetch: MeshInvoke;
+  /** Both clients, named: every figure a client takes part in is reported for each (DESIGN §11). */
+  clients: readonly BenchClient[];
   sdk: (agent: SdkAgent) => Promise<string>;
   /** CPU ms used so far by every mesh process and Redis. */
   meshCpuMs(): number;
   /** The same, by part: redis, gateway, tool-host and all runners together. */
   meshCpuByPart(): Record<'redis' | 'gateway' | 'toolHost' | 'runners', number>;
-  /** CPU ms used so far by this process (the SDK side), from process.cpuUsage(). */
+  /**
+   * CPU ms used so far by this process (process.cpuUsage): the SDK during the SDK's runs, the
+   * mesh's caller (its clients) during the mesh's.
+   */
   sdkCpuMs(): number;
+  /** CPU ms used so far by the fake model's process, which either side needs. */
+  modelCpuMs(): number;
   /** Prints a progress note on stderr (stdout holds only figure lines and the table). */
   note(text: string): void;
 }

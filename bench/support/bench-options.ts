@@ -10,12 +10,6 @@ export interface BenchOptions {
   warmup: number;
   /** Length of one throughput window in seconds (`BENCH_SECONDS`). */
   seconds: number;
-  /**
-   * RUNNER_CONCURRENCY of the bench's runners (`BENCH_RUNNER_CONCURRENCY`): slots held through each
-   * model call, so 100 clients at 50 ms need more than the default 16 per runner; an operator sizes
-   * it to the load, as the SDK side has no cap at all.
-   */
-  runnerConcurrency: number;
   /** Runner counts of the scaling figure (`BENCH_RUNNERS`, comma list). */
   runnerCounts: number[];
   /** Parents parked at once in the parked-parents figure (`BENCH_PARKED`). */
@@ -33,6 +27,8 @@ export interface BenchOptions {
 /** Reads the bench sizes from `env`; a bad value is an error naming the variable. */
 export function benchOptions(env: Record<string, string | undefined>): BenchOptions {
   const quick = env.BENCH_QUICK === '1';
+  if (env.BENCH_RUNNER_CONCURRENCY !== undefined)
+    throw new Error('BENCH_RUNNER_CONCURRENCY is gone: the bench runs the shipped defaults (DESIGN §11)');
   const int = (name: string, full: number, fast: number, min = 1): number => {
     const raw = env[name];
     if (raw === undefined || raw === '') return quick ? fast : full;
@@ -49,7 +45,6 @@ export function benchOptions(env: Record<string, string | undefined>): BenchOpti
     runs: int('BENCH_RUNS', 200, 20),
     warmup: int('BENCH_WARMUP', 3000, 60, 0),
     seconds: int('BENCH_SECONDS', 10, 2),
-    runnerConcurrency: int('BENCH_RUNNER_CONCURRENCY', 64, 64),
     runnerCounts,
     parked: int('BENCH_PARKED', 10_000, 200),
     recoveries: int('BENCH_RECOVERIES', 5, 1),

@@ -3,18 +3,27 @@ import { Agent, request } from 'undici';
 /** Runs one agent to its end through the gateway's public contract; resolves with the output. */
 export type MeshInvoke = (agent: string, input?: unknown) => Promise<string>;
 
+/** The two ordinary clients of a Node caller every client-facing figure is reported for. */
+export type ClientName = 'undici' | 'fetch';
+
+/** A client of the mesh, named. */
+export interface BenchClient {
+  name: ClientName;
+  invoke: MeshInvoke;
+}
+
 /** The agents' bodies: a ReAct agent takes `{prompt}`, the chain's children `{input}`. */
 const bodyOf = (agent: string) => (agent === 'child' ? { input: 'x' } : { prompt: 'go' });
 
 /**
  * `POST /agents/{name}/invoke?wait=120`; anything but a 200 with status `succeeded` is an error
- * carrying the view. The client a Node caller at its fastest uses: undici's `request` on a
- * keep-alive pool (`via: 'undici'`, the bench's). `via: 'fetch'` is Node's global fetch — undici
- * too, under the WHATWG Request/Response and streams layers, which cost a run a few tenths of a
- * millisecond on this machine; the round trips report the single run through it as well.
+ * carrying the view. `via: 'undici'` is undici's `request` on a keep-alive pool with no cap on its
+ * connections (undici's default, as a caller gets it), the fastest Node client; `via: 'fetch'` is
+ * Node's global fetch as any caller uses it, undici too under the WHATWG Request/Response and streams
+ * layers, which cost a run a few tenths of a millisecond on a 2-core VM.
  */
-export function meshClient(gatewayUrl: string, via: 'undici' | 'fetch' = 'undici'): MeshInvoke {
-  const dispatcher = new Agent({ keepAliveTimeout: 30_000, connections: 256 });
+export function meshClient(gatewayUrl: string, via: ClientName = 'undici'): MeshInvoke {
+  const dispatcher = new Agent({ keepAliveTimeout: 30_000 });
   const post = async (agent: string, body: string): Promise<{ status: number; view: unknown }> => {
     const url = `${gatewayUrl}/agents/${agent}/invoke?wait=120`;
     const headers = { 'content-type': 'application/json' };

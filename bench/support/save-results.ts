@@ -1,5 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
+import { DEFAULT_RUNNER_CONCURRENCY } from '@agentmesh/shared';
 import type { BenchOptions } from './bench-options.js';
 import type { Figure } from './figure.js';
 import type { MachineInfo } from './machine-info.js';
@@ -33,7 +34,7 @@ export function saveResults({ figures, errors, table, machine, opts }: BenchResu
     `# npm run bench, ${date}`,
     '',
     `Machine: ${machine.host}, ${machine.cpu}, ${machine.cores} cores, ${machine.memoryGiB} GiB, Node ${machine.node}, Redis ${machine.redis}; load average ${machine.loadStart.toFixed(2)} at start, ${machine.loadEnd?.toFixed(2)} at end.`,
-    `Sizes: ${opts.reps} repetitions, ${opts.runs} runs per latency repetition, ${opts.seconds} s per throughput window, warm-up ${opts.warmup} runs, runners ${opts.runnerCounts.join('/')} of ${opts.runnerConcurrency} slots each, ${opts.parked} parked, ${opts.recoveries} recoveries, depth ${opts.depth}.`,
+    `Sizes: ${opts.reps} repetitions, ${opts.runs} runs per latency repetition, ${opts.seconds} s per throughput window, warm-up ${opts.warmup} runs, runners ${opts.runnerCounts.join('/')} of ${DEFAULT_RUNNER_CONCURRENCY} slots each (the shipped defaults), ${opts.parked} parked, ${opts.recoveries} recoveries, depth ${opts.depth}.`,
     '',
     table,
     '',

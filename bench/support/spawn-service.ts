@@ -1,6 +1,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
+import { shippedEnv } from './shipped-env.js';
 import { stopOnExit } from './stop-on-exit.js';
 
 /** A mesh service started as its own process: its pid is the node process that does the work. */
@@ -8,6 +9,8 @@ export interface Service {
   name: string;
   proc: ChildProcess;
   pid: number;
+  /** Where its output goes. */
+  logFile: string;
   exited: Promise<void>;
   /** SIGTERM (drain), then SIGKILL after `graceMs`; resolves once the process is gone. */
   stop(graceMs?: number): Promise<void>;
@@ -30,7 +33,8 @@ export function serviceArgs(kind: keyof typeof dirs, mode: ServiceMode): string[
  * Starts a service as production runs it, `node --conditions=agentmesh-dist <dist/main.js>` (the
  * bench builds first), or from its sources with `mode: 'tsx'`: one process per service, no npm
  * or tsx CLI wrapper in between, so its pid is the one whose CPU and RSS the bench reads.
- * Output goes to `logFile` (warnings and errors only: LOG_LEVEL=warn). With `BENCH_CPU_PROF=<dir>`
+ * It runs with the shipped defaults (shipped-env.ts) and `env`; its output, at the default
+ * LOG_LEVEL (info, a line per request and per invocation's start and end), goes to `logFile`. With `BENCH_CPU_PROF=<dir>`
  * each service writes V8 CPU profiles to <dir>/<service>-<n>/ when it exits (so stop it with a grace
  * period, not SIGKILL).
  */
@@ -46,7 +50,7 @@ export function spawnService(
   const profiling = profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [];
   const proc = spawn(process.execPath, [...profiling, ...serviceArgs(kind, mode)], {
     cwd: root,
-    env: { ...process.env, LOG_LEVEL: 'warn', ...env },
+    env: { ...shippedEnv(process.env), ...env },
     stdio: ['ignore', fd, fd],
   });
   fs.closeSync(fd);
@@ -63,6 +67,7 @@ export function spawnService(
     name: kind,
     proc,
     pid,
+    logFile,
     exited,
     stop: async (graceMs = 10_000) => {
       if (gone()) return;

@@ -34,14 +34,13 @@ export interface MeshProcesses {
 }
 
 /**
- * Starts a private redis-server (no persistence), the tool-host, `runners` runners (each with
- * `runnerConcurrency` slots unless a figure sets its own) and the gateway.
+ * Starts a private redis-server (no persistence), the tool-host, `runners` runners and the gateway,
+ * each with the shipped defaults (spawn-service.ts) unless a figure sets a variable of its own.
  */
 export async function startMeshProcesses(
   modelUrl: string,
   depth: number,
   runners: number,
-  runnerConcurrency: number,
 ): Promise<MeshProcesses> {
   const redisServer = await startRedis(); // --save '' --appendonly no, on a free port
   stopOnExit.add(() => redisServer.stop());
@@ -59,10 +58,6 @@ export async function startMeshProcesses(
     GATEWAY_PORT: String(gatewayPort),
     TOOL_HOST_PORT: String(toolHostPort),
     TOOL_HOST_URL: `http://127.0.0.1:${toolHostPort}`,
-    MESH_MAX_DEPTH: String(depth + 2),
-    // Whatever the caller's shell holds: the bench reads keys under `mesh` and calls without a key.
-    MESH_PREFIX: 'mesh',
-    MESH_API_KEYS: '',
   };
   const keys = keyLayout('mesh');
   let count = 0;
@@ -99,7 +94,7 @@ export async function startMeshProcesses(
       await Promise.all(Array.from({ length: n }, () => mesh.addRunner(extra)));
     },
     addRunner: async (extra = {}) => {
-      const runner = start('runner', { RUNNER_CONCURRENCY: String(runnerConcurrency), ...extra });
+      const runner = start('runner', extra);
       mesh.runners.push(runner);
       const agent = extra.RUNNER_AGENTS?.split(',')[0] ?? 'single';
       await waitUntil(

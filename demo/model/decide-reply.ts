@@ -1,4 +1,6 @@
 import { composeAnswer } from './compose-answer.js';
+import { fillArguments } from './fill-arguments.js';
+import { namedCallables } from './named-callables.js';
 import type { ChatRequest } from './parse-chat-request.js';
 import { type PlannedToolCall, planDelegations } from './plan-delegations.js';
 
@@ -7,16 +9,25 @@ export type DemoReply = { type: 'tool_calls'; calls: PlannedToolCall[] } | { typ
 
 /**
  * Decides the reply from the request alone (the demo model keeps no state). On the first turn — the
- * user's message is last and nothing has been answered yet — a planner (offered `_subagent_` tools)
+ * user's message is last and nothing has been answered yet — the callables the question names (or
+ * all of them, asked to "use all tools") are called at once with arguments filled from their
+ * schemas, so any agent a user writes runs offline; else a planner (offered `_subagent_` tools)
  * delegates the parts of the question in parallel, and a researcher (offered `search_docs`)
  * searches the documents with the question. Once tool results are in, or when there is nothing to
- * call, it answers.
+ * call, it answers from them.
  */
 export function decideReply(request: ChatRequest): DemoReply {
   const { messages, tools } = request;
   const firstTurn = messages.at(-1)?.role === 'user' && !messages.some((m) => m.role === 'assistant');
   if (firstTurn) {
     const question = messages.at(-1)!.content;
+    const named = namedCallables(question, tools);
+    if (named.length > 0) {
+      return {
+        type: 'tool_calls',
+        calls: named.map((t) => ({ name: t.name, args: fillArguments(t.parameters, question) })),
+      };
+    }
     if (tools.some((t) => t.name.startsWith('_subagent_'))) {
       return { type: 'tool_calls', calls: planDelegations(question, tools) };
     }

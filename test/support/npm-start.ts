@@ -38,9 +38,9 @@ export function startEnv(vars: Record<string, string>): NodeJS.ProcessEnv {
   return env;
 }
 
-/** Runs `npm start` with `env`, its stdout and stderr piped (so not a terminal). */
-export function npmStart(env: NodeJS.ProcessEnv): NpmStart {
-  const npm = spawn('npm', ['start'], { cwd: ROOT, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+/** Runs `npm start` (or `npm <args>`: `run dev`) with `env`, its stdout and stderr piped (so not a terminal). */
+export function npmStart(env: NodeJS.ProcessEnv, args: string[] = ['start']): NpmStart {
+  const npm = spawn('npm', args, { cwd: ROOT, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
   let all = '';
   let out = '';
   npm.stdout.on('data', (d: Buffer) => {
@@ -106,4 +106,25 @@ export function withoutCoverage(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
   // it passes it on to the whole process tree.
   env._TAPJS_PROCESSINFO_COVERAGE_ = '0';
   return env;
+}
+
+/**
+ * Stops an `npm start` as Ctrl-C would (SIGTERM to its group: it drains the services, then stops
+ * the private Redis it started, which has a group of its own), then kills whatever is left,
+ * that Redis included (found by the port npm start printed).
+ */
+export async function stopNpmStart(npm: NpmStart, graceMs = 30_000): Promise<void> {
+  const redisPort = /private Redis ready at redis:\/\/127\.0\.0\.1:(\d+)/.exec(npm.output())?.[1];
+  try {
+    process.kill(-npm.pgid, 'SIGTERM');
+  } catch {
+    // gone already
+  }
+  await Promise.race([npm.exited, sleep(graceMs)]);
+  const redis = redisPort
+    ? processes('-e')
+        .filter((p) => p.includes(`redis-server 127.0.0.1:${redisPort}`))
+        .map((p) => Number(p.split(' ')[0]))
+    : [];
+  npm.kill(...redis);
 }

@@ -20,6 +20,8 @@ export const DEFAULT_DRAIN_MS = 30_000;
 
 /** Bytes of a tool or sub-agent result an invocation keeps (MESH_MAX_RESULT_BYTES, DESIGN §6): 64 KiB. */
 export const DEFAULT_MAX_RESULT_BYTES = 64 * 1024;
+/** Jobs one runner works on at once across its agents (RUNNER_CONCURRENCY): chosen by measurement, DESIGN §11. */
+export const DEFAULT_RUNNER_CONCURRENCY = 256;
 
 /** Tool and sub-agent calls of one model reply that run (MESH_MAX_CALLS_PER_TURN, DESIGN §16). */
 export const DEFAULT_MAX_CALLS_PER_TURN = 64;

@@ -6,6 +6,7 @@ import {
   DEFAULT_MAX_MODEL_REPLY_BYTES,
   DEFAULT_MAX_RESULT_BYTES,
   DEFAULT_REMOTE_REQUEST_SECONDS,
+  DEFAULT_RUNNER_CONCURRENCY,
   DEFAULT_SESSION_MAX_BYTES,
   DEFAULT_SESSION_TTL_SECONDS,
 } from './defaults.js';
@@ -104,7 +105,7 @@ export function serviceEnv(env: Record<string, string | undefined>): ServiceEnv 
       ?.split(',')
       .map((s) => s.trim())
       .filter(Boolean),
-    runnerConcurrency: int('RUNNER_CONCURRENCY', 16, 1),
+    runnerConcurrency: int('RUNNER_CONCURRENCY', DEFAULT_RUNNER_CONCURRENCY, 1),
     runnerMetricsPort: int('RUNNER_METRICS_PORT', 0, 0),
     apiKeys: str('MESH_API_KEYS'),
     internalToken: str('MESH_INTERNAL_TOKEN'),

@@ -12,7 +12,7 @@ t.test('an empty environment gives every default', async (t) => {
     toolHostPort: 3002,
     toolHostUrl: undefined,
     runnerAgents: undefined,
-    runnerConcurrency: 16,
+    runnerConcurrency: 256,
     drainMs: 30_000,
     host: '127.0.0.1',
     allowAnonymous: false,

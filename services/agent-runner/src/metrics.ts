@@ -41,6 +41,12 @@ export function runnerMetrics() {
       labelNames: ['agent', 'outcome'],
       registers: [registry],
     }),
+    tokens: new Counter({
+      name: 'mesh_tokens_total',
+      help: "Tokens of the model calls' replies as the model counted them, by agent and kind (prompt, completion).",
+      labelNames: ['agent', 'kind'],
+      registers: [registry],
+    }),
     modelSeconds: new Histogram({
       name: 'mesh_model_call_seconds',
       help: 'Model call latency, retries included.',

@@ -113,7 +113,9 @@ export async function buildRunner(opts: RunnerOptions): Promise<Runner> {
   }
   const metrics = runnerMetrics();
   const limits = withDefaultLimits(opts.limits);
-  const dispatcher = new Agent({ keepAliveTimeout: 30_000, connections: 256 });
+  // Connections per origin (a model's, the tool-host's): one model call per slot in flight, so the
+  // pool never caps a runner below its slots; a model's maxConcurrency is the limit that protects it.
+  const dispatcher = new Agent({ keepAliveTimeout: 30_000, connections: Math.max(256, opts.concurrency) });
   const models = buildModels(opts.config, {
     redis,
     keys,

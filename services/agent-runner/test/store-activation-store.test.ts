@@ -53,10 +53,8 @@ t.test('a deferred model reply is written by the finish, in the same step, befor
   await store.record(a, reply('t0-model'), modelEvent, usage, [], { defer: true });
   t.equal(await redis.hget(keys.calls(id, id), 't0-model'), null, 'nothing is sent yet');
   t.ok(a.records.has('t0-model'), 'the activation sees its own reply at once');
-  t.equal(
-    await store.finish(a.state, a.epoch, { status: 'succeeded', output: 'hi', content: 'hi' }, a),
-    true,
-  );
+  const outcome = { status: 'succeeded', output: 'hi', content: 'hi' } as const;
+  t.strictSame(await store.finish(a.state, a.epoch, outcome, a), outcome, 'the end as written');
   t.match(JSON.parse((await redis.hget(keys.calls(id, id), 't0-model'))!), { status: 'succeeded' });
   t.strictSame(await redis.hmget(keys.invocation(id, id), 'status', 'modelCalls', 'promptTokens'), [
     'succeeded',

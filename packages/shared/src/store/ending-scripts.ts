@@ -11,6 +11,12 @@ import type { LuaScript } from './lua-scripts.js';
 export const DONE_MESSAGE_MAX_BYTES = 32 * 1024;
 
 /**
+ * On the done channel, `approval <rootId>`: a node of that tree has parked waiting on a human
+ * decision, so a request waiting on the root with `?wait` answers now (DESIGN §3).
+ */
+export const APPROVAL_WAKE_PREFIX = 'approval ';
+
+/**
  * Writes the terminal state once (compare-and-set), completes the parent's call record when the
  * invocation is a delegation, adds its tree usage to its parent's (`sub…` fields: each child's
  * subtree is rolled up exactly once, DESIGN §13), sets the retention TTL, appends the event and
@@ -27,7 +33,8 @@ export const DONE_MESSAGE_MAX_BYTES = 32 * 1024;
  * Optional ARGV 15–20: a call record of this invocation written first, as RECORD_CALL would (callId,
  * recordJSON, eventJSON, modelCalls+, promptTokens+, completionTokens+): the model reply that led
  * here travels with the finish, one step instead of two.
- * Returns 1 when written, 0 when already terminal or fenced out.
+ * Returns 1 when written, 0 when already terminal or fenced out, and the tree's error (JSON) when
+ * a cancellation was written as the tree's failure, so the runner logs and counts what was written.
  */
 export const FINISH: LuaScript = {
   numberOfKeys: 7,
@@ -92,6 +99,7 @@ if redis.call('HGET', KEYS[1], 'parentId') == false then
     redis.call('PUBLISH', ARGV[13], id)
   end
 end
+if final ~= ARGV[2] then return err end
 return 1`,
 };
 

@@ -41,7 +41,7 @@ local function meshFinishFirst()
   for j = 1, ${FINISH_KEYS} do keys[j] = ARGV[at + 1 + j] end
   for j = 1, n do argv[j] = ARGV[at + ${FINISH_KEYS + 1} + j] end
   if ARGV[at + ${FINISH_KEYS + 2} + n] == '${HAND_UP}' then meshHandUpId = ARGV[at + ${FINISH_KEYS + 3} + n] end
-  if meshFinish(keys, argv) == 1 then return nil end
+  if meshFinish(keys, argv) ~= 0 then return nil end
   local status = redis.call('HGET', keys[1], 'status')
   if isTerminal(status) then return ${ENDED} end
   return ${FENCED}

@@ -83,6 +83,9 @@ export async function callModel(
   const estimate =
     activation.state.budget === undefined ? undefined : () => estimateUsage(messages, answered);
   reply = { ...reply, usage: chargedUsage(reply.usage, estimate) };
+  // Counted as recorded, so the metric agrees with the views' usage.
+  ctx.metrics.tokens.inc({ ...label, kind: 'prompt' }, reply.usage.promptTokens);
+  ctx.metrics.tokens.inc({ ...label, kind: 'completion' }, reply.usage.completionTokens);
   // Deferred: the reply travels with the activation's next write (the next call's `started`, the
   // delegations, or the finish), one round trip instead of two; see ActivationStore.record.
   await ctx.store.record(

@@ -51,18 +51,20 @@ export async function finishFailed(
  */
 async function end(ctx: RunnerContext, activation: Activation, outcome: Outcome): Promise<void> {
   const s = activation.state;
-  const ended = (written: boolean) => {
+  // What was written, which is not always what was asked: a root cancelled because its tree's
+  // budget ran out ends failed with budget_exceeded, and its line, counter and span say so.
+  const ended = (written: Outcome | undefined) => {
     if (!written) return;
-    const error = outcome.status === 'succeeded' ? undefined : outcome.error;
-    countEnd(ctx, activation, outcome.status);
-    observeDelegation(ctx, activation, outcome.status);
-    logFinished(ctx, activation, outcome.status, error);
-    recordInvocationEnd({ ...s, status: outcome.status, ...(error ? { error } : {}) });
+    const error = written.status === 'succeeded' ? undefined : written.error;
+    countEnd(ctx, activation, written.status);
+    observeDelegation(ctx, activation, written.status);
+    logFinished(ctx, activation, written.status, error);
+    recordInvocationEnd({ ...s, status: written.status, ...(error ? { error } : {}) });
   };
   if (activation.finishWithJob && s.parentId && (activation.pending?.length ?? 0) <= 1) {
     const step = ctx.store.finishStep(s, activation.epoch, outcome, activation);
     void activation.finishWithJob(step).then(
-      inActiveContext(ended),
+      inActiveContext((written: boolean) => ended(written ? outcome : undefined)),
       inActiveContext((e: Error) =>
         ctx.log.warn({ agent: s.agent, invocationId: s.id, rootId: s.rootId }, e.message),
       ),

@@ -1,5 +1,6 @@
 import {
   type CallRecord,
+  type CodedError,
   cancelTree,
   compareCallIds,
   decodeCalls,
@@ -204,22 +205,25 @@ export class ActivationStore {
   /**
    * Writes the terminal state once; for a delegation also completes the parent's call record with
    * the tool message content (success) or the error (failure). `epoch` undefined = unfenced (a
-   * parent failing a lost child). Returns false when it was terminal already. The deferred records
-   * of `by` (the activation finishing) go first, in the same round trip.
+   * parent failing a lost child). Returns the end as written — a root's cancellation becomes its
+   * tree's failure (`budget_exceeded`) when its tree was failed — or undefined when it was
+   * terminal already. The deferred records of `by` (the activation finishing) go first, in the
+   * same round trip.
    */
   async finish(
     s: InvocationState,
     epoch: number | undefined,
     outcome: Outcome,
     by?: Activation,
-  ): Promise<boolean> {
+  ): Promise<Outcome | undefined> {
     const args = this.finishStep(s, epoch, outcome, by);
     const ret = await this.send(by, 'mesh_finish', args);
+    if (typeof ret === 'string') return { status: 'failed', error: JSON.parse(ret) as CodedError };
     if (ret !== 1 && epoch !== undefined) {
       const status = await this.redis.hget(this.keys.invocation(s.rootId, s.id), 'status');
       if (!isTerminal(status ?? '')) throw new FencedOutError(s.id);
     }
-    return ret === 1;
+    return ret === 1 ? outcome : undefined;
   }
 
   /**

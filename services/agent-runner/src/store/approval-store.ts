@@ -1,4 +1,5 @@
 import {
+  APPROVAL_WAKE_PREFIX,
   type ApprovalRequest,
   type CallRecord,
   encodeEvent,
@@ -101,6 +102,9 @@ export class ApprovalStore {
     p.expire(index, ttl, 'GT');
     p.expire(index, ttl, 'NX');
     await p.exec();
+    // Once GET /approvals lists it (and apart: the index has its own cluster slot), a request
+    // waiting on the root with `?wait` answers now: a human must decide (DESIGN §3).
+    await this.redis.publish(this.keys.doneChannel(), `${APPROVAL_WAKE_PREFIX}${s.rootId}`);
   }
 
   /**

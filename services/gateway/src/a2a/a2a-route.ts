@@ -6,10 +6,12 @@ import {
 } from '@a2a-js/sdk/server';
 import { type AgentPlan, type KeyLayout, MeshError } from '@agentmesh/shared';
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
+import { type Caller, NOBODY } from '../auth/caller.js';
 import type { EventHub } from '../events/event-hub.js';
 import type { StreamSlots } from '../events/stream-slots.js';
 import type { InvocationService } from '../invocations/invocation-service.js';
 import type { MeshState } from '../mesh-state.js';
+import { nameList } from '../setup/name-list.js';
 import { A2A_CARD_SCHEMA, A2A_RPC_SCHEMA } from './a2a-schema.js';
 import { agentCard } from './agent-card.js';
 import { FollowedBusManager } from './followed-bus-manager.js';
@@ -42,12 +44,16 @@ const STREAMING = new Set(['SendStreamingMessage', 'SubscribeToTask', 'message/s
  * invocations, read from Redis, so any gateway answers any task.
  */
 export const a2aRoutes: FastifyPluginAsync<A2aRoutesOptions> = async (app, opts) => {
-  const agentNamed = (name: string): AgentPlan => {
+  // An unknown name lists the agents the caller may use, as REST's 404 does; the public card
+  // route under auth has no caller to list them for, and says where the list is.
+  const agentNamed = (name: string, caller: Caller): AgentPlan => {
     const plan = opts.mesh.plan;
     if (!plan) throw new MeshError('unavailable', 'The tool catalogue has not been published yet.');
     const agent = Object.hasOwn(plan.agents, name) ? plan.agents[name] : undefined;
-    if (!agent) throw new MeshError('agent_not_found', `No agent is named ${name}.`);
-    return agent;
+    if (agent) return agent;
+    const known = Object.keys(plan.agents).filter((a) => caller.mayUse(a));
+    const where = caller === NOBODY ? 'GET /agents with an API key lists them' : `agents: ${nameList(known)}`;
+    throw new MeshError('agent_not_found', `No agent is named ${name} (${where}).`);
   };
   const baseUrl = (req: FastifyRequest): string =>
     opts.publicUrl
@@ -57,11 +63,12 @@ export const a2aRoutes: FastifyPluginAsync<A2aRoutesOptions> = async (app, opts)
   app.get<{ Params: { agent: string } }>(
     '/a2a/:agent/.well-known/agent-card.json',
     { schema: A2A_CARD_SCHEMA },
-    async (req) => AgentCard.toJSON(agentCard(agentNamed(req.params.agent), baseUrl(req), opts.auth)),
+    async (req) =>
+      AgentCard.toJSON(agentCard(agentNamed(req.params.agent, req.meshCaller), baseUrl(req), opts.auth)),
   );
 
   app.post<{ Params: { agent: string } }>('/a2a/:agent', { schema: A2A_RPC_SCHEMA }, async (req, reply) => {
-    const agent = agentNamed(req.params.agent);
+    const agent = agentNamed(req.params.agent, req.meshCaller);
     if (!req.meshCaller.mayUse(agent.name))
       throw new MeshError('forbidden', `This API key may not use agent ${agent.name}.`);
     const card = agentCard(agent, baseUrl(req), opts.auth);

@@ -76,24 +76,28 @@ export class InvocationService extends InvocationReader {
       id === fresh
         ? () => this.create(agent, input, id, opts).then(() => false)
         : () => this.rejoin(agent, input, id, opts),
-      opts,
+      { ...opts, rejoined: id !== fresh },
     );
   }
 
   /**
    * Creates a root invocation (`create`: a new one, or rejoining the one an Idempotency-Key named,
-   * true when that one has finished already) and waits up to `waitMs` for it to finish; answers its
-   * view. Invoke's path, and a fork's (DESIGN §19).
+   * true when that one has finished already) and waits up to `waitMs` for it to finish — with
+   * `untilDecision`, or until some node of its tree waits on a human (DESIGN §3; `rejoined`: one
+   * that may be waiting already); answers its view. Invoke's path, and a fork's (DESIGN §19).
    */
   async launch(
     id: string,
     create: () => Promise<boolean>,
-    opts: Pick<StartOptions, 'waitMs' | 'signal'>,
+    opts: Pick<StartOptions, 'waitMs' | 'signal' | 'untilDecision' | 'owner'> & { rejoined?: boolean },
   ): Promise<InvocationView> {
     // Registered before the job exists, so a fast finish cannot slip past it.
-    const waiter = this.waiters.register(id);
+    const waiter = this.waiters.register(id, { approvals: opts.untilDecision === true });
     try {
-      const finished = await create();
+      let finished = await create();
+      // A repeated key may find the tree waiting on a human already: its wake went by.
+      if (!finished && opts.rejoined && opts.untilDecision)
+        finished = await this.awaitsDecision(id, opts.owner);
       if (opts.waitMs > 0 && !finished) await waiter.wait(opts.waitMs, opts.signal);
     } finally {
       waiter.cancel();
@@ -292,6 +296,24 @@ export class InvocationService extends InvocationReader {
     if (status === 'queued' && session) await this.sessions?.settle(session);
     else if (status === 'queued') await this.enqueue(agent.name, id, opts.traceparent);
     return typeof status === 'string' && isTerminal(status);
+  }
+
+  /**
+   * True when some node of root `id`'s tree waits on a human decision: the root itself, or a node
+   * listed in its owner's pending approvals (each node's id starts with its root's).
+   */
+  private async awaitsDecision(id: string, owner: string | undefined): Promise<boolean> {
+    const own = await this.redis.hget(this.keys.invocation(id, id), 'approvalsPending');
+    if (Number(own ?? 0) > 0) return true;
+    const index = this.keys.approvalIndex(owner);
+    let cursor = '0';
+    // Bounded: the index holds at most INDEX_LIMIT entries (approval-store.ts), read in pages.
+    do {
+      const [next, found] = await this.redis.zscan(index, cursor, 'MATCH', `${id}-*`, 'COUNT', 1000);
+      if (found.length > 0) return true;
+      cursor = next;
+    } while (cursor !== '0');
+    return false;
   }
 
   /** True when the root invocation `id` exists, polling up to `graceMs` for it to appear. */

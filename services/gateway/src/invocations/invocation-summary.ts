@@ -22,6 +22,11 @@ export const SUMMARY_FIELDS = [
   'modelCalls',
   'promptTokens',
   'completionTokens',
+  // treeUsage = own usage + these (rolled up as children finish): without them a summary's
+  // treeUsage was its own usage only.
+  'subModelCalls',
+  'subPromptTokens',
+  'subCompletionTokens',
   'forkedFrom',
 ] as const;
 

@@ -4,6 +4,8 @@ import type { AgentPlan, Multitask } from '@agentmesh/shared';
 export interface StartOptions {
   timeoutMs: number;
   waitMs: number;
+  /** The wait also ends when some node of the tree waits on a human decision (REST `?wait`, DESIGN §3). */
+  untilDecision?: boolean;
   traceparent?: string | undefined;
   signal?: AbortSignal;
   /** The owner recorded on it (sha256 hex of the API key); undefined when auth is off. */

@@ -1,12 +1,19 @@
-import type { MeshRedis } from '@agentmesh/shared';
+import { APPROVAL_WAKE_PREFIX, type MeshRedis } from '@agentmesh/shared';
+
+interface Waiter {
+  wake(message: string | undefined): void;
+  /** Woken too when some node of the tree starts waiting on a human decision. */
+  approvals: boolean;
+}
 
 /**
  * Wakes HTTP requests waiting for an invocation to finish. One subscriber connection per gateway
  * listens on the done channel; a waiter registers before its job is enqueued, so a fast finish
- * cannot slip past it.
+ * cannot slip past it. A waiter registered with `approvals` also wakes when a node of the root's
+ * tree parks on an approval (`approval <rootId>` on the same channel, DESIGN §3 `wait`).
  */
 export class Waiters {
-  private readonly waiting = new Map<string, Set<(message: string | undefined) => void>>();
+  private readonly waiting = new Map<string, Set<Waiter>>();
   private closing = false;
 
   constructor(
@@ -17,12 +24,17 @@ export class Waiters {
   async start(): Promise<void> {
     // `id`, or `id\n<the invocation>` (see FINISH): the rest goes to the waiters as it is.
     this.subscriber.on('message', (_channel: string, message: string) => {
+      if (message.startsWith(APPROVAL_WAKE_PREFIX)) {
+        const set = this.waiting.get(message.slice(APPROVAL_WAKE_PREFIX.length));
+        for (const waiter of set ?? []) if (waiter.approvals) waiter.wake(undefined);
+        return;
+      }
       const nl = message.indexOf('\n');
       const id = nl < 0 ? message : message.slice(0, nl);
       const set = this.waiting.get(id);
       if (!set) return;
       this.waiting.delete(id);
-      for (const wake of set) wake(nl < 0 ? undefined : message.slice(nl + 1));
+      for (const waiter of set) waiter.wake(nl < 0 ? undefined : message.slice(nl + 1));
     });
     await this.subscriber.subscribe(this.channel);
   }
@@ -33,15 +45,19 @@ export class Waiters {
    */
   releaseAll(): void {
     this.closing = true;
-    for (const set of this.waiting.values()) for (const wake of set) wake(undefined);
+    for (const set of this.waiting.values()) for (const waiter of set) waiter.wake(undefined);
     this.waiting.clear();
   }
 
   /**
-   * Registers interest in `id`; `wait(ms)` resolves true when it finished, false on timeout. Once
-   * finished, `message` holds what the done message carried besides the id (see FINISH), if any.
+   * Registers interest in `id`; `wait(ms)` resolves true when it finished (with `approvals`, also
+   * when its tree started waiting on a decision), false on timeout. Once finished, `message` holds
+   * what the done message carried besides the id (see FINISH), if any.
    */
-  register(id: string): {
+  register(
+    id: string,
+    { approvals = false }: { approvals?: boolean } = {},
+  ): {
     wait(ms: number, signal?: AbortSignal): Promise<boolean>;
     cancel(): void;
     readonly message: string | undefined;
@@ -57,10 +73,11 @@ export class Waiters {
     if (this.closing) wake(undefined);
     const set = this.waiting.get(id) ?? new Set();
     this.waiting.set(id, set);
-    set.add(wake);
+    const waiter: Waiter = { wake, approvals };
+    set.add(waiter);
     const cancel = () => {
       const s = this.waiting.get(id);
-      s?.delete(wake);
+      s?.delete(waiter);
       if (s?.size === 0) this.waiting.delete(id);
     };
     return {

@@ -1,9 +1,11 @@
 import { compileSchema, describeValidation, MeshError } from '@agentmesh/shared';
-import { type CallToolResult, ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
+import { type CallToolResult, ErrorCode } from '@modelcontextprotocol/sdk/types.js';
 import type { Caller } from '../auth/caller.js';
 import type { InvocationService } from '../invocations/invocation-service.js';
 import type { MeshState } from '../mesh-state.js';
+import { nameList } from '../setup/name-list.js';
 import type { McpCalls } from './mcp-calls.js';
+import { RpcError } from './rpc-error.js';
 import { toolResult } from './tool-result.js';
 import { toolSchemas } from './tool-schemas.js';
 
@@ -41,16 +43,19 @@ export interface AgentCall {
 export async function callAgent(deps: CallAgentDeps, call: AgentCall): Promise<CallToolResult> {
   const plan = deps.mesh.plan;
   if (!plan)
-    throw new McpError(
+    throw new RpcError(
       ErrorCode.InternalError,
       'unavailable: the tool catalogue has not been published yet.',
     );
   const agent = Object.hasOwn(plan.agents, call.name) ? plan.agents[call.name] : undefined;
-  if (!agent || !call.caller.mayUse(agent.name))
-    throw new McpError(
+  if (!agent || !call.caller.mayUse(agent.name)) {
+    // As REST's 404 lists the agents: the right name is one look away.
+    const tools = Object.keys(plan.agents).filter((a) => call.caller.mayUse(a));
+    throw new RpcError(
       ErrorCode.InvalidParams,
-      `Unknown tool: ${call.name} (tools/list names those you may call).`,
+      `Unknown tool: ${call.name}. The tools you may call: ${nameList(tools)}.`,
     );
+  }
   const args = call.args ?? {};
   const input = toolSchemas(agent).wrapped ? args.input : args;
   if (agent.inputSchema) {
@@ -78,7 +83,7 @@ export async function callAgent(deps: CallAgentDeps, call: AgentCall): Promise<C
         traceparent: call.traceparent,
       })
       .catch((e: unknown) => {
-        if (e instanceof MeshError) throw new McpError(ErrorCode.InternalError, `${e.code}: ${e.message}`);
+        if (e instanceof MeshError) throw new RpcError(ErrorCode.InternalError, `${e.code}: ${e.message}`);
         throw e;
       });
     untrack();

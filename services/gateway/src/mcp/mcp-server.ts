@@ -4,12 +4,12 @@ import {
   CancelledNotificationSchema,
   ErrorCode,
   ListToolsRequestSchema,
-  McpError,
 } from '@modelcontextprotocol/sdk/types.js';
 import type { Caller } from '../auth/caller.js';
 import { agentTools } from './agent-tools.js';
 import { type CallAgentDeps, callAgent } from './call-agent.js';
 import { McpCalls } from './mcp-calls.js';
+import { RpcError } from './rpc-error.js';
 
 /** Who sent one POST /mcp, and how its answer ends early. */
 export interface McpRequestContext {
@@ -41,7 +41,7 @@ export function mcpServer(deps: CallAgentDeps, ctx: McpRequestContext): Server {
   server.setRequestHandler(ListToolsRequestSchema, () => {
     const plan = deps.mesh.plan;
     if (!plan)
-      throw new McpError(
+      throw new RpcError(
         ErrorCode.InternalError,
         'unavailable: the tool catalogue has not been published yet.',
       );

@@ -13,6 +13,7 @@ import {
 } from '../invocations/idempotency-key.js';
 import { InvocationService } from '../invocations/invocation-service.js';
 import type { MeshState } from '../mesh-state.js';
+import { nameList } from '../setup/name-list.js';
 import { AgentListSchema, describeAgent } from './agent-description.js';
 import { errorResponse, FORBIDDEN, namedResponse } from './responses.js';
 import { runQueryOf, runQueryProperties } from './run-query.js';
@@ -74,7 +75,7 @@ export const agentRoutes: FastifyPluginAsync<AgentRoutesOptions> = async (app, o
   // The agents the caller may use, so a typo is one look away from the right name.
   const unknownAgent = (req: FastifyRequest, name: string) => {
     const known = Object.keys(mesh.config.agents).filter((a) => req.meshCaller.mayUse(a));
-    return new MeshError('agent_not_found', `No agent is named ${name} (agents: ${listOf(known)}).`);
+    return new MeshError('agent_not_found', `No agent is named ${name} (agents: ${nameList(known)}).`);
   };
 
   app.get(
@@ -149,6 +150,7 @@ export const agentRoutes: FastifyPluginAsync<AgentRoutesOptions> = async (app, o
     const view = await invocations.start(agent, req.body, {
       timeoutMs: run.timeoutMs,
       waitMs: run.waitMs,
+      untilDecision: true,
       traceparent: typeof traceparent === 'string' ? traceparent : undefined,
       signal: abort.signal,
       owner: req.meshCaller.owner,
@@ -226,8 +228,3 @@ function viewSchema(agent: string, output: JsonSchema | null): JsonSchema {
 }
 
 /** Names for a message, cut after 20; `none` when there are none. */
-function listOf(names: readonly string[]): string {
-  if (names.length === 0) return 'none';
-  const shown = names.slice(0, 20).join(', ');
-  return names.length > 20 ? `${shown}, … ${names.length - 20} more` : shown;
-}

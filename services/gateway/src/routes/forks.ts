@@ -103,6 +103,7 @@ export const forkRoutes: FastifyPluginAsync<ForkRoutesOptions> = async (app, opt
       const traceparent = req.headers.traceparent;
       const view = await opts.forks.fork(req.params.id, req.body, {
         ...run,
+        untilDecision: true, // as invoke's wait (DESIGN §3, §19)
         traceparent: typeof traceparent === 'string' ? traceparent : undefined,
         signal: abort.signal,
         owner: req.meshCaller.owner,

@@ -27,7 +27,7 @@ export const healthRoutes: FastifyPluginAsync<{
   const readiness = {
     tags: ['health'],
     operationId: 'getReadiness',
-    summary: 'Readiness: MeshRedis, the tool catalogue, and a live runner for every agent',
+    summary: 'Readiness: Redis reachable, the tool catalogue published, and a live runner for every agent',
     response: {
       200: statusBody('ready', 'The mesh can run every agent.'),
       503: errorResponse('`unavailable`: not ready; `details[].message` names each missing part.'),

@@ -18,7 +18,9 @@ export function runQueryProperties(
       maximum: 300,
       default: 30,
       description:
-        'Seconds to wait for a terminal state: 200 with the finished view within it, else 202 with `Location`.',
+        'Seconds to wait for a terminal state: 200 with the finished view within it, else 202 with `Location`. ' +
+        'The wait also ends at once when some node of the tree waits on a human decision (202; the node lists ' +
+        'it in `pendingApprovals`, and `GET /approvals` lists it).',
     },
     timeout: {
       type: 'integer',

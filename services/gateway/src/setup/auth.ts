@@ -39,7 +39,7 @@ function bearerToken(header: string | undefined): string | undefined {
 
 /**
  * Decorates every request with its `meshCaller`. With `apiKeys` (MESH_API_KEYS), every route but
- * the open ones answers 401 `unauthorized` with `WWW-Authenticate: Bearer` unless the request
+ * the open ones (whose caller is the key's when a valid one came, else NOBODY) answers 401 `unauthorized` with `WWW-Authenticate: Bearer` unless the request
  * carries one of the keys; without them every request is `ANYONE`, as before auth existed.
  * Install it before any route is registered.
  */
@@ -53,12 +53,13 @@ export function installAuth(app: FastifyInstance, apiKeys: readonly ApiKey[] | u
   }
   const matcher = new ApiKeyMatcher(apiKeys);
   app.addHook('onRequest', async (req, reply) => {
-    if (isOpen(req.routeOptions.url)) {
-      req.meshCaller = NOBODY;
-      return;
-    }
     const token = bearerToken(req.headers.authorization);
     const caller = token === undefined ? undefined : matcher.match(token);
+    if (isOpen(req.routeOptions.url)) {
+      // Never refused; a valid key still says who asks (an unknown card's 404 lists its agents).
+      req.meshCaller = caller ?? NOBODY;
+      return;
+    }
     if (caller) {
       req.meshCaller = caller;
       return;

@@ -42,11 +42,20 @@ export interface McpOutage {
 // Failures that prove the request never reached the server: the call is not in doubt.
 const REFUSED = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH']);
 
+/** A call waiting for its stdio server to be back: its deadline, and how it goes on. */
+interface RestartWait {
+  deadline: number;
+  resolve(client: Client): void;
+  reject(e: Error): void;
+}
+
 /**
  * One mounted MCP server (DESIGN §14) through the SDK's Client: connected at start, a dead stdio
  * server restarted and a dropped HTTP one reconnected with backoff (HTTP servers are pinged, since
- * only a failed request shows they are gone). While it is down, calls fail at once; a call in
- * flight when it goes away is in doubt (`tool_in_doubt`).
+ * only a failed request shows they are gone). A call that comes while a stdio server is being
+ * restarted waits for it, within the call's timeout: it fails once the next attempt could no
+ * longer bring the server back in time (a server that stays down). While an HTTP server is gone,
+ * calls fail at once. A call in flight when its server goes away is in doubt (`tool_in_doubt`).
  */
 export class McpConnection {
   /** The server's own name (`serverInfo.name`), known once connected. */
@@ -59,6 +68,11 @@ export class McpConnection {
   private timer: NodeJS.Timeout | undefined;
   private checking = false;
   private startTools: string[] = [];
+  /** Calls waiting for a restart, and when the next attempt starts and how long the last one took. */
+  private readonly restartWaits = new Set<RestartWait>();
+  private nextAttemptAt = 0;
+  private attemptMs = 0;
+  private lastFailure: string | undefined;
 
   constructor(
     private readonly server: McpServerConfig,
@@ -107,24 +121,30 @@ export class McpConnection {
 
   /** Calls a tool; `signal` (the invocation's cancellation or the call's timeout) is sent on as an MCP cancellation. */
   async call(tool: string, args: unknown, signal: AbortSignal, timeoutMs: number): Promise<CallToolResult> {
-    const client = this.client;
-    if (!client) throw this.unavailable();
-    try {
-      const params = { name: tool, arguments: args as Record<string, unknown> };
-      // The SDK's own timer is a backstop: the tool-host's timeout aborts `signal` first.
-      return (await client.callTool(params, undefined, {
-        signal,
-        timeout: timeoutMs + 1000,
-      })) as CallToolResult;
-    } catch (e) {
-      if (signal.aborted || !isTransportFailure(e)) throw e;
-      this.log.warn({ err: messageOf(e), tool }, `${this.title}: the call failed in transit`);
-      void this.check(client);
-      if (isRefused(e)) throw this.unavailable();
-      throw new MeshError(
-        'tool_in_doubt',
-        `The call may or may not have taken effect: ${this.title} went away while it ran.`,
-      );
+    const deadline = Date.now() + timeoutMs;
+    let client = this.client ?? (await this.restarted(signal, deadline));
+    for (let again = false; ; again = true) {
+      try {
+        const params = { name: tool, arguments: args as Record<string, unknown> };
+        // The SDK's own timer is a backstop: the tool-host's timeout aborts `signal` first.
+        return (await client.callTool(params, undefined, {
+          signal,
+          timeout: timeoutMs + 1000,
+        })) as CallToolResult;
+      } catch (e) {
+        if (signal.aborted || !isTransportFailure(e)) throw e;
+        this.log.warn({ err: messageOf(e), tool }, `${this.title}: the call failed in transit`);
+        void this.check(client);
+        if (!isRefused(e)) {
+          throw new MeshError(
+            'tool_in_doubt',
+            `The call may or may not have taken effect: ${this.title} went away while it ran.`,
+          );
+        }
+        // It never reached the server (gone a moment before): it runs on the restarted one, once.
+        if (again) throw this.unavailable();
+        client = await this.restarted(signal, deadline, client);
+      }
     }
   }
 
@@ -143,6 +163,7 @@ export class McpConnection {
   async close(): Promise<void> {
     this.closed = true;
     clearTimeout(this.timer);
+    for (const wait of this.restartWaits) wait.reject(this.unavailable());
     const client = this.client;
     this.client = undefined;
     await client?.close().catch(() => undefined);
@@ -223,9 +244,13 @@ export class McpConnection {
 
   private retry(): void {
     if (this.closed) return;
+    this.nextAttemptAt = Date.now() + this.retryMs;
     this.timer = setTimeout(async () => {
+      const began = Date.now();
       try {
         const tools = await this.open();
+        this.lastFailure = undefined;
+        for (const wait of this.restartWaits) wait.resolve(this.client!);
         const names = tools.map((t) => t.name).sort();
         if (names.join('\n') !== this.startTools.join('\n')) {
           // The catalogue is published once: a changed list is served as it was at start.
@@ -236,16 +261,72 @@ export class McpConnection {
         }
       } catch (e) {
         if (this.closed) return;
+        this.attemptMs = Date.now() - began;
+        this.lastFailure = messageOf(e);
         this.log.warn({ err: messageOf(e), retryInMs: this.retryMs }, `${this.title} is still down`);
         this.retryMs = Math.min(this.timing.retryMaxMs, this.retryMs * 2);
         this.retry();
+        for (const wait of this.restartWaits)
+          if (this.hopeless(wait.deadline)) wait.reject(this.unavailable());
       }
     }, this.retryMs);
   }
 
+  /**
+   * The client once a stdio server is back (a new one, not `stale`), waiting while it is restarted
+   * until `signal` aborts (the call's timeout or cancellation) or the next attempt could not bring
+   * it back before `deadline`. An HTTP server's call does not wait: it fails at once.
+   */
+  private restarted(signal: AbortSignal, deadline: number, stale?: Client): Promise<Client> {
+    if (this.client && this.client !== stale) return Promise.resolve(this.client);
+    // Not known down yet (`stale` failed a moment before its close was seen): its loss is on the way.
+    const known = this.outage !== undefined;
+    if (this.closed || !isStdio(this.server) || (known && this.hopeless(deadline)))
+      return Promise.reject(this.unavailable());
+    return new Promise<Client>((resolve, reject) => {
+      // Given up just before the call's own timeout, so it fails for its true reason (the server
+      // is down), not as a tool that did not answer: an attempt under load may take longer than
+      // the last one did.
+      const giveUp = setTimeout(
+        () => wait.reject(this.unavailable()),
+        deadline - Date.now() - Math.min(1000, (deadline - Date.now()) / 10),
+      );
+      const end = () => {
+        clearTimeout(giveUp);
+        this.restartWaits.delete(wait);
+        signal.removeEventListener('abort', aborted);
+      };
+      const wait: RestartWait = {
+        deadline,
+        resolve: (client) => {
+          end();
+          resolve(client);
+        },
+        reject: (e) => {
+          end();
+          reject(e);
+        },
+      };
+      const aborted = () => wait.reject(signal.reason instanceof Error ? signal.reason : this.unavailable());
+      if (signal.aborted) return aborted();
+      signal.addEventListener('abort', aborted, { once: true });
+      this.restartWaits.add(wait);
+    });
+  }
+
+  /** The next restart attempt (as long as the last one took) would end after `deadline`. */
+  private hopeless(deadline: number): boolean {
+    return this.nextAttemptAt + this.attemptMs >= deadline;
+  }
+
   private unavailable(): MeshError {
-    const doing = isStdio(this.server) ? 'it is being restarted' : 'reconnecting';
-    return new MeshError('tool_failed', `${this.title} is unavailable: ${doing}.`);
+    if (!isStdio(this.server))
+      return new MeshError('tool_failed', `${this.title} is unavailable: reconnecting.`);
+    const last = this.lastFailure ? ` (its last restart failed: ${this.lastFailure})` : '';
+    return new MeshError(
+      'tool_failed',
+      `${this.title} is unavailable: it is being restarted and is not back within the call's time${last}.`,
+    );
   }
 }
 

@@ -1,6 +1,7 @@
 import { type AgentPlan, type PlannedCall, SUBAGENT_PREFIX } from '@agentmesh/shared';
 import type { Activation } from '../../store/activation-store.js';
 import type { RunnerContext } from '../runner-context.js';
+import { logApprovalRequest } from './log-approval-request.js';
 
 type Runnable = Extract<PlannedCall, { args: Record<string, unknown> }>;
 
@@ -38,6 +39,7 @@ export async function gateCalls(
         providerId: c.providerId,
         runner: ctx.runnerId,
       });
+      logApprovalRequest(ctx, activation, c.callId, callableOf(c));
       waiting = true;
     } else if (record.status === 'awaiting_approval') waiting = true;
     else ready.push(c);

@@ -14,6 +14,7 @@ import {
 import type { Job } from 'bullmq';
 import type { Activation } from '../../store/activation-store.js';
 import type { AgentRun } from '../agent-run.js';
+import { logApprovalRequest } from '../approvals/log-approval-request.js';
 import type { RunnerContext } from '../runner-context.js';
 import { CallBatch } from './call-batch.js';
 import { agentContext, codeCallId, recordFailure, submitOne } from './code-agent-context.js';
@@ -212,6 +213,7 @@ export class CodeAgentReplay {
           args,
           runner: this.ctx.runnerId,
         });
+        logApprovalRequest(this.ctx, this.activation, callId, name);
       });
     }
     this.pending++;

@@ -1,0 +1,15 @@
+/** What the mesh's services read from their environment (DESIGN §10, §15): every such variable's prefix. */
+const SERVICE_VARIABLE = /^(MESH_|RUNNER_|REDIS_|GATEWAY_|TOOL_HOST_|LOG_|OTEL_|HOST$)/;
+
+/**
+ * `env` without any variable the services read: a service the bench starts runs with the shipped
+ * defaults (DESIGN §11), whatever the shell that started the bench holds, plus what the bench sets
+ * itself (its Redis, ports and config) and what a figure sets on purpose.
+ */
+export function shippedEnv(env: NodeJS.ProcessEnv): Record<string, string> {
+  return Object.fromEntries(
+    Object.entries(env).filter(
+      (e): e is [string, string] => e[1] !== undefined && !SERVICE_VARIABLE.test(e[0]),
+    ),
+  );
+}
