@@ -19,6 +19,14 @@ export interface KeyLayout {
   memory(rootId: string, id: string): string;
   /** Stream: the event log of a whole invocation tree. */
   events(rootId: string): string;
+  /**
+   * Stream: a tree's delta events (model text as it is written), kept apart from `events` so
+   * trimming deltas never drops a structural event; trimmed to 10,000 entries and expiring
+   * `MESH_DELTA_RETENTION_SECONDS` after its last write.
+   */
+  deltas(rootId: string): string;
+  /** String with TTL: present while someone watches the tree's deltas; runners publish none without it. */
+  watch(rootId: string): string;
   /** Sorted set: ids of recent root invocations, score = createdAt, for listing. */
   recent(): string;
   /** String: the invocation an Idempotency-Key (hashed with agent and API key) started. */
@@ -87,6 +95,8 @@ export function keyLayout(prefix = 'mesh'): KeyLayout {
     calls: (rootId, id) => `${tree(rootId)}:calls:${id}`,
     memory: (rootId, id) => `${tree(rootId)}:mem:${id}`,
     events: (rootId) => `${tree(rootId)}:events`,
+    deltas: (rootId) => `${tree(rootId)}:deltas`,
+    watch: (rootId) => `${tree(rootId)}:watch`,
     // Every key outside a tree carries its own hash tag (DESIGN §15), so on a cluster each lives in
     // one slot and a step on it never crosses slots; channels need none (pub/sub reaches every node).
     recent: () => `${prefix}:{recent}`,
