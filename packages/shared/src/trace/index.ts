@@ -13,5 +13,6 @@ export { RequestContexts } from './request-contexts.js';
 export { runInSpan } from './run-in-span.js';
 export { startTracing, startTracingWith, type Tracing } from './start-tracing.js';
 export { traceLogFields } from './trace-log-fields.js';
+export { TracedLogController } from './traced-log-controller.js';
 export { contextOf, formatTraceparent, parseTraceparent, traceHeaders } from './traceparent.js';
 export { type TracingEnv, tracingEnabled } from './tracing-enabled.js';
