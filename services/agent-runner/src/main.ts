@@ -1,25 +1,7 @@
-import {
-  loadCodeAgents,
-  loadConfig,
-  logFormat,
-  loggerOptions,
-  prettyOptions,
-  redactConfig,
-  serviceEnv,
-  startTracing,
-} from '@agentmesh/shared';
-import { pino } from 'pino';
+import { failedToStart, loadCodeAgents, loadConfig, redactConfig, startService } from '@agentmesh/shared';
 import { buildRunner, type Runner } from './runner.js';
 
-const env = serviceEnv(process.env);
-// Off, and free, unless an OTEL_* exporter is configured (DESIGN §15).
-const tracing = await startTracing(process.env, 'agentmesh-runner');
-// JSON lines, or human-readable ones on a terminal (npm start says which through LOG_FORMAT).
-const options = loggerOptions('agent-runner', env.logLevel);
-const log =
-  logFormat(env.logFormat, process.stdout.isTTY === true) === 'pretty'
-    ? pino(options, (await import('pino-pretty')).default(prettyOptions()))
-    : pino(options);
+const { env, tracing, log } = await startService('agent-runner', 'agentmesh-runner');
 // Signals are handled before the runner exists: its workers take jobs before buildRunner returns,
 // and a SIGTERM in that window must drain them, not kill the process mid-call.
 let runner: Promise<Runner> | undefined;
@@ -68,7 +50,5 @@ try {
   });
   await runner;
 } catch (e) {
-  log.fatal({ err: (e as Error).message }, 'agent-runner failed to start');
-  process.stderr.write(`${(e as Error).message}\n`);
-  process.exit(1);
+  failedToStart(log, 'agent-runner', e);
 }

@@ -1,26 +1,14 @@
 import {
   checkExposure,
+  failedToStart,
   loadCodeAgents,
   loadConfig,
-  logFormat,
-  loggerOptions,
-  prettyOptions,
   redactConfig,
-  serviceEnv,
-  startTracing,
+  startService,
 } from '@agentmesh/shared';
-import { pino } from 'pino';
 import { buildGateway } from './app.js';
 
-const env = serviceEnv(process.env);
-// Off, and free, unless an OTEL_* exporter is configured (DESIGN §15).
-const tracing = await startTracing(process.env, 'agentmesh-gateway');
-// JSON lines, or human-readable ones on a terminal (npm start says which through LOG_FORMAT).
-const options = loggerOptions('gateway', env.logLevel);
-const log =
-  logFormat(env.logFormat, process.stdout.isTTY === true) === 'pretty'
-    ? pino(options, (await import('pino-pretty')).default(prettyOptions()))
-    : pino(options);
+const { env, tracing, log } = await startService('gateway', 'agentmesh-gateway');
 try {
   // Secure by default (DESIGN §3): checked before anything connects or listens.
   const warning = checkExposure({
@@ -64,7 +52,5 @@ try {
   process.on('SIGTERM', () => void stop());
   process.on('SIGINT', () => void stop());
 } catch (e) {
-  log.fatal({ err: (e as Error).message }, 'gateway failed to start');
-  process.stderr.write(`${(e as Error).message}\n`);
-  process.exit(1);
+  failedToStart(log, 'gateway', e);
 }

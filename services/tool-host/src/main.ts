@@ -1,39 +1,19 @@
 import {
   checkExposure,
   connectRedis,
+  failedToStart,
   keyLayout,
   loadConfig,
-  logFormat,
-  loggerOptions,
-  prettyOptions,
   redactConfig,
-  serviceEnv,
-  startTracing,
+  startService,
 } from '@agentmesh/shared';
-import { pino } from 'pino';
 import { buildToolHost } from './app.js';
 import { OutcomeStore } from './idempotency/outcome-store.js';
 import { loadTools } from './load-tools.js';
 import { mountMcpServers } from './mcp/mount-mcp-servers.js';
 import { publishCatalogue } from './publish-catalogue.js';
 
-// A bad environment is a message and exit 1, not a stack trace.
-const env = (() => {
-  try {
-    return serviceEnv(process.env);
-  } catch (e) {
-    process.stderr.write(`${(e as Error).message}\n`);
-    process.exit(1);
-  }
-})();
-// Off, and free, unless an OTEL_* exporter is configured (DESIGN §15).
-const tracing = await startTracing(process.env, 'agentmesh-tool-host');
-// JSON lines, or human-readable ones on a terminal (npm start says which through LOG_FORMAT).
-const options = loggerOptions('tool-host', env.logLevel);
-const log =
-  logFormat(env.logFormat, process.stdout.isTTY === true) === 'pretty'
-    ? pino(options, (await import('pino-pretty')).default(prettyOptions()))
-    : pino(options);
+const { env, tracing, log } = await startService('tool-host', 'agentmesh-tool-host');
 try {
   // Secure by default (DESIGN §3): refuse a reachable listener without a token, unless intended.
   const exposed = checkExposure({
@@ -89,7 +69,5 @@ try {
   process.on('SIGTERM', () => void stop());
   process.on('SIGINT', () => void stop());
 } catch (e) {
-  log.fatal({ err: (e as Error).message }, 'tool-host failed to start');
-  process.stderr.write(`${(e as Error).message}\n`);
-  process.exit(1);
+  failedToStart(log, 'tool-host', e);
 }
