@@ -59,6 +59,7 @@ try {
       maxCallsPerTurn: env.maxCallsPerTurn,
       maxModelReplyBytes: env.maxModelReplyBytes,
       remoteRequestMs: env.remoteRequestSeconds * 1000,
+      modelIdleMs: env.modelIdleSeconds * 1000,
     },
     lockDurationMs: env.lockDurationMs,
     metricsPort: env.runnerMetricsPort,

@@ -121,6 +121,7 @@ export async function buildRunner(opts: RunnerOptions): Promise<Runner> {
     keys,
     dispatcher,
     maxModelReplyBytes: limits.maxModelReplyBytes,
+    modelIdleMs: limits.modelIdleMs,
     modelFactory: opts.modelFactory,
   });
   // The queues have a connection of their own: BullMQ defines its fifty-odd steps on the one it is
