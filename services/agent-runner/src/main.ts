@@ -65,6 +65,7 @@ try {
     metricsPort: env.runnerMetricsPort,
     metricsHost: env.host,
     drainMs: env.drainMs,
+    deltas: { flushMs: env.deltaFlushMs, retentionSeconds: env.deltaRetentionSeconds },
     log,
   });
   await runner;

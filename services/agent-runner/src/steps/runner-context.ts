@@ -10,6 +10,7 @@ import {
   type ToolInfo,
 } from '@agentmesh/shared';
 import type { Queue } from 'bullmq';
+import type { DeltaOutlet } from '../deltas/delta-outlet.js';
 import type { RunnerMetrics } from '../metrics.js';
 import type { ChatModel } from '../model/chat-model.js';
 import type { RemoteAgents } from '../remote/remote-agents.js';
@@ -72,6 +73,8 @@ export interface RunnerContext {
   codeAgents: Record<string, LoadedCodeAgent>;
   /** Chat models by the config's model name. */
   models: Map<string, ChatModel>;
+  /** Where model calls publish their deltas while their tree is watched; absent = never. */
+  deltas?: DeltaOutlet;
   /** The tool catalogue by tool name. */
   catalogue: () => Map<string, ToolInfo>;
   tools: ToolClient;
