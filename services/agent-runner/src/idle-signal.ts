@@ -11,8 +11,10 @@ export interface IdleSignal {
 /**
  * An idle watch over a request (`MESH_MODEL_IDLE_SECONDS`, docs/reference/bounds.md): one timer,
  * refreshed on each touch (Timeout#refresh re-arms it without allocating), cleared at the end.
+ * Without `ms`, no clock: only `signal` aborts it.
  */
-export function idleSignal(signal: AbortSignal, ms: number): IdleSignal {
+export function idleSignal(signal: AbortSignal, ms: number | undefined): IdleSignal {
+  if (ms === undefined) return { signal, touch() {}, idled: false, clear() {} };
   const controller = new AbortController();
   let idled = false;
   if (signal.aborted) {

@@ -237,3 +237,9 @@ t.test('shapes a stream may not have are malformed replies', async (t) => {
     t.match(error.message, why);
   }
 });
+
+t.test('with stream: false no idle clock runs: a slow whole answer is waited for', async (t) => {
+  script(() => ({ final: 'slow but whole', latencyMs: 600 }));
+  const model = new OpenAIChatModel(config({ stream: false }), undefined, fast, undefined, 200);
+  t.equal((await ask(model)).content, 'slow but whole');
+});

@@ -68,7 +68,8 @@ export class OpenAIChatModel implements ChatModel {
       if (attempt > 1) req.listener?.restart();
       const timeout = Math.min(remaining, this.config.timeoutMs ?? 120_000);
       const bounded = timeoutSignal(req.signal, timeout);
-      const idle = idleSignal(bounded.signal, this.idleMs);
+      // A non-streamed answer says nothing until it is whole: only `timeoutMs` bounds it.
+      const idle = idleSignal(bounded.signal, this.config.stream === false ? undefined : this.idleMs);
       let answer: Answer;
       try {
         answer = await this.attempt(req, body, traceHeaders, idle);
