@@ -5,6 +5,7 @@ import { keyLayout } from '@agentmesh/shared';
 import t from 'tap';
 import { turnOf } from './support/fake-model.js';
 import { startMesh, type TestMesh } from './support/mesh.js';
+import { monitorRedis } from './support/redis-monitor.js';
 import { waitUntil } from './support/wait-until.js';
 
 /** Every event of a stream, parsed, with its Redis id. */
@@ -74,8 +75,18 @@ t.test(
     });
     const keys = keyLayout(mesh.prefix);
 
+    const monitor = await monitorRedis(mesh.redis.port);
     const unwatched = await mesh.invoke('writer', { prompt: 'go' });
+    monitor.stop();
     t.equal(unwatched.json.status, 'succeeded');
+    const streamKeys = [keys.deltas(unwatched.json.id), keys.watch(unwatched.json.id)];
+    const touching = monitor.seen.filter((c) => c.args.some((a) => streamKeys.includes(a)));
+    t.ok(touching.length > 0, 'the runner asked whether the tree is watched');
+    t.strictSame(
+      [...new Set(touching.map((c) => c.args[0]!.toUpperCase()))],
+      ['EXISTS'],
+      'and wrote nothing: its only commands on those keys are reads',
+    );
     t.equal(await mesh.client.exists(keys.deltas(unwatched.json.id)), 0, 'no delta of an unwatched tree');
 
     release = () => undefined; // the next run's hold waits for the test
