@@ -44,12 +44,14 @@ export class DeltaOutlet {
    */
   async publish(who: EventSource & { rootId: string }, data: unknown, expire: boolean): Promise<void> {
     const key = this.keys.deltas(who.rootId);
-    const writes = this.redis
-      .pipeline()
-      .xadd(key, 'MAXLEN', DELTA_STREAM_MAXLEN, '*', 'e', encodeEvent(who, 'delta', data));
-    if (expire) writes.pexpire(key, this.settings.retentionSeconds * 1000);
+    // Sent back to back on the one connection (no pipeline object: ioredis copies every step
+    // defined on a connection into each pipeline it makes).
+    const writes: Promise<unknown>[] = [
+      this.redis.xadd(key, 'MAXLEN', DELTA_STREAM_MAXLEN, '*', 'e', encodeEvent(who, 'delta', data)),
+    ];
+    if (expire) writes.push(this.redis.pexpire(key, this.settings.retentionSeconds * 1000));
     try {
-      await writes.exec();
+      await Promise.all(writes);
     } catch (e) {
       this.log.debug({ rootId: who.rootId, err: (e as Error).message }, 'a delta was not published');
     }
