@@ -1,7 +1,7 @@
 // Property: whatever a model answers — malformed JSON, odd shapes, giant content, thousands of
 // calls, odd Unicode, fences, unknown names — every invocation ends succeeded or failed with a
 // registered code, and the runner's event loop never stalls while it handles them (DESIGN §16).
-// The same for streamed replies (DESIGN §17): cut anywhere, not JSON, unfinished, too large, quiet.
+// The same for streamed replies (docs/guides/streaming.md): cut anywhere, not JSON, unfinished, too large, quiet.
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { ERROR_CODES } from '@agentmesh/shared';
 import fc from 'fast-check';
@@ -131,7 +131,7 @@ const cut = (text: string, at: number[]) => {
 };
 const cutPoints = fc.array(fc.nat(), { maxLength: 12 });
 
-/** One hostile streamed reply (DESIGN §17): the events as the body's pieces, maybe left hanging. */
+/** One hostile streamed reply (docs/guides/streaming.md): the events as the body's pieces, maybe left hanging. */
 const hostileStream: fc.Arbitrary<{ sse: string[]; stall?: boolean }> = fc.oneof(
   {
     weight: 3,
