@@ -156,7 +156,8 @@ try {
 }
 if (stopping) await stopping; // a signal came while Redis was being found, installed or started
 if (!env.MODEL_BASE_URL) {
-  model = await startDemoModel({ port: 0, host: '127.0.0.1' });
+  // Word by word, a few ms apart: the answers stream in as a real model's would (docs/guides/streaming.md).
+  model = await startDemoModel({ port: 0, host: '127.0.0.1', chunkDelayMs: 5 });
   say(`MODEL_BASE_URL is not set: answers come from the OFFLINE DEMO MODEL at ${model.url}`);
   say(
     '  (a scripted stand-in, not a language model; set MODEL_BASE_URL and OPENAI_API_KEY to use a real one)',

@@ -185,3 +185,65 @@ t.test('GET /v1/models lists the demo model and unknown URLs get 404', async (t)
   t.equal(missing.status, 404);
   t.match(await missing.json(), { error: { type: 'invalid_request_error', code: 'unknown_url' } });
 });
+
+/** A streamed answer's chunks, read from its Server-Sent Events; `[DONE]` last. */
+async function streamedChunks(
+  body: Record<string, unknown>,
+): Promise<{ type: string | null; events: any[] }> {
+  const res = await fetch(`${model.url}/chat/completions`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ ...body, stream: true, stream_options: { include_usage: true } }),
+  });
+  const text = await res.text();
+  const data = text
+    .split('\n\n')
+    .filter((e) => e.startsWith('data: '))
+    .map((e) => e.slice('data: '.length));
+  t.equal(data.at(-1), '[DONE]', 'the stream ends with [DONE]');
+  return { type: res.headers.get('content-type'), events: data.slice(0, -1).map((d) => JSON.parse(d)) };
+}
+
+t.test('asked to stream, it streams chunks that add up to the answer it gives unstreamed', async (t) => {
+  const conversations = [
+    {
+      messages: [
+        { role: 'system', content: 'You plan.' },
+        { role: 'user', content: QUESTION },
+      ],
+      tools: planner,
+    },
+    { messages: [{ role: 'user', content: 'Say hello in a few words.' }], tools: [] },
+  ];
+  for (const { messages, tools } of conversations) {
+    const body = { model: 'gpt-4o-mini', messages, tools };
+    const plain = (await chat(body)).json.choices[0]!;
+    const { type, events } = await streamedChunks(body);
+    t.match(type, /^text\/event-stream/);
+    t.ok(events.every((e) => e.object === 'chat.completion.chunk'));
+    let content: string | null = null;
+    const calls: { name: string; arguments: string }[] = [];
+    let finish: string | undefined;
+    for (const e of events.slice(0, -1)) {
+      const choice = e.choices[0];
+      if (typeof choice.delta.content === 'string') content = (content ?? '') + choice.delta.content;
+      for (const c of choice.delta.tool_calls ?? []) {
+        calls[c.index] ??= { name: '', arguments: '' };
+        if (c.function.name) calls[c.index]!.name = c.function.name;
+        calls[c.index]!.arguments += c.function.arguments ?? '';
+      }
+      finish = choice.finish_reason ?? finish;
+    }
+    t.equal(finish, plain.finish_reason);
+    t.equal(content, plain.message.content, 'the content adds up');
+    t.same(
+      calls.map((c) => c.name),
+      (plain.message.tool_calls ?? []).map((c) => c.function.name),
+      'the same calls',
+    );
+    if (plain.message.content) t.ok(events.length > 3, 'word by word');
+    const usage = events.at(-1);
+    t.same(usage.choices, [], 'the last chunk carries the usage alone');
+    t.ok(usage.usage.total_tokens > 0);
+  }
+});

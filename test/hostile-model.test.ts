@@ -1,11 +1,12 @@
 // Property: whatever a model answers — malformed JSON, odd shapes, giant content, thousands of
 // calls, odd Unicode, fences, unknown names — every invocation ends succeeded or failed with a
 // registered code, and the runner's event loop never stalls while it handles them (DESIGN §16).
+// The same for streamed replies (docs/guides/streaming.md): cut anywhere, not JSON, unfinished, too large, quiet.
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { ERROR_CODES } from '@agentmesh/shared';
 import fc from 'fast-check';
-import t from 'tap';
-import { type FakeReply, type SeenRequest, turnOf } from './support/fake-model.js';
+import t, { type Test } from 'tap';
+import { type FakeReply, type SeenRequest, sseEvent, turnOf } from './support/fake-model.js';
 import { startMesh } from './support/mesh.js';
 import { failureSummary } from './support/property-report.js';
 
@@ -109,14 +110,134 @@ const hostileReply: fc.Arbitrary<string> = fc.oneof(
   },
 );
 
+const chunk = (delta: unknown, finish: unknown = null, extra: Record<string, unknown> = {}) =>
+  sseEvent({
+    object: 'chat.completion.chunk',
+    choices: [{ index: 0, delta, finish_reason: finish }],
+    ...extra,
+  });
+
+/** Text cut at arbitrary points (surrogate pairs and escapes included): how a stream delivers it. */
+const cut = (text: string, at: number[]) => {
+  const points = [...new Set(at.map((p) => p % (text.length + 1)))].sort((a, b) => a - b);
+  const pieces: string[] = [];
+  let from = 0;
+  for (const p of points) {
+    pieces.push(text.slice(from, p));
+    from = p;
+  }
+  pieces.push(text.slice(from));
+  return pieces.filter((p) => p !== '');
+};
+const cutPoints = fc.array(fc.nat(), { maxLength: 12 });
+
+/** One hostile streamed reply (docs/guides/streaming.md): the events as the body's pieces, maybe left hanging. */
+const hostileStream: fc.Arbitrary<{ sse: string[]; stall?: boolean }> = fc.oneof(
+  {
+    weight: 3,
+    arbitrary: fc
+      .tuple(hostileText, cutPoints, fc.constantFrom('stop', 'length', '', null, 7))
+      .map(([text, at, finish]) => ({
+        sse: [...cut(text, at).map((content) => chunk({ content })), chunk({}, finish), 'data: [DONE]\n\n'],
+      })),
+  },
+  {
+    weight: 3,
+    arbitrary: fc
+      .tuple(
+        fc.array(
+          fc.record({
+            name: callName,
+            args: hostileArgs,
+            index: fc.oneof(fc.nat(5), fc.constant(-1), fc.constant(1e12)),
+          }),
+          {
+            minLength: 1,
+            maxLength: 20,
+          },
+        ),
+        cutPoints,
+      )
+      .map(([calls, at]) => ({
+        sse: [
+          ...calls.flatMap((c, i) => [
+            chunk({
+              tool_calls: [{ index: c.index, id: `call_${i}`, function: { name: c.name, arguments: '' } }],
+            }),
+            ...cut(c.args, at).map((a) =>
+              chunk({ tool_calls: [{ index: c.index, function: { arguments: a } }] }),
+            ),
+          ]),
+          chunk({}, 'tool_calls', { usage: { prompt_tokens: 1, completion_tokens: 1 } }),
+        ],
+      })),
+  },
+  {
+    weight: 2,
+    // A data line that is not JSON, in the middle of a good stream.
+    arbitrary: fc
+      .tuple(hostileText, fc.string({ maxLength: 50 }))
+      .map(([text, junk]) => ({ sse: [chunk({ content: text }), `data: {${junk}\n\n`, chunk({}, 'stop')] })),
+  },
+  {
+    weight: 2,
+    // A body that ends before any finish_reason.
+    arbitrary: fc.tuple(hostileText, fc.boolean()).map(([text, done]) => ({
+      sse: [chunk({ content: text }), ...(done ? ['data: [DONE]\n\n'] : [])],
+    })),
+  },
+  {
+    weight: 2,
+    // Any bytes at all, cut anywhere: no framing, odd line ends, odd fields.
+    arbitrary: fc
+      .tuple(
+        fc.array(
+          fc.oneof(
+            hostileText,
+            fc.jsonValue().map((v) => sseEvent(JSON.stringify(v))),
+          ),
+          { maxLength: 8 },
+        ),
+        cutPoints,
+      )
+      .map(([parts, at]) => ({ sse: cut(parts.join(''), at) })),
+  },
+  {
+    weight: 2,
+    // Chunks of every shape, then a finish.
+    arbitrary: fc
+      .array(fc.oneof(fc.jsonValue(), fc.record({ choices: fc.jsonValue(), usage: fc.jsonValue() })), {
+        maxLength: 6,
+      })
+      .map((shapes) => ({
+        sse: [...shapes.map((v) => sseEvent(JSON.stringify(v))), chunk({ content: 'x' }, 'stop')],
+      })),
+  },
+  {
+    weight: 1,
+    // A stream past the reply bound, never ending by itself.
+    arbitrary: fc.constant({
+      sse: Array.from({ length: 80 }, () => chunk({ content: 'y'.repeat(64 * 1024) })),
+      stall: true,
+    }),
+  },
+  {
+    weight: 1,
+    // A stream that goes quiet mid-reply (MESH_MODEL_IDLE_SECONDS, 300 ms here).
+    arbitrary: hostileText.map((text) => ({ sse: [chunk({ content: text })], stall: true })),
+  },
+);
+
 const caseOf = (r: SeenRequest) =>
   /case-(\d+)/.exec(r.messages.find((m) => m.role === 'user')?.content ?? '')?.[1];
 
-t.test(
-  'every hostile model reply ends its invocation with a registered code and never stalls the runner',
-  async (t) => {
-    const replies = new Map<string, string>();
+/** The property over one kind of hostile reply: every invocation ends, with a registered code. */
+const everyReplyEnds =
+  (reply: fc.Arbitrary<FakeReply>, limits: { modelIdleMs?: number } = {}) =>
+  async (t: Test) => {
+    const replies = new Map<string, FakeReply>();
     const mesh = await startMesh(t, {
+      limits,
       tools: [
         {
           name: 'echo',
@@ -137,7 +258,7 @@ t.test(
       script: (r): FakeReply => {
         if (r.agent === 'helper') return { final: 'helped' };
         const id = caseOf(r);
-        if (id !== undefined && turnOf(r) === 0 && replies.has(id)) return { raw: replies.get(id)! };
+        if (id !== undefined && turnOf(r) === 0 && replies.has(id)) return replies.get(id)!;
         return { final: r.agent === 'typed' ? '{"answer": "recovered"}' : 'recovered' };
       },
     });
@@ -148,9 +269,9 @@ t.test(
     const outcomes = new Map<string, number>();
     const seed = Number(process.env.FC_SEED ?? Date.now() % 2 ** 31);
     const report = await fc.check(
-      fc.asyncProperty(hostileReply, fc.constantFrom('free', 'typed'), async (raw, agent) => {
+      fc.asyncProperty(reply, fc.constantFrom('free', 'typed'), async (hostile, agent) => {
         const id = String(n++);
-        replies.set(id, raw);
+        replies.set(id, hostile);
         const res = await mesh.invoke(agent, { prompt: `case-${id}` }, 'wait=60');
         const view = res.json;
         if (res.status !== 200) throw new Error(`HTTP ${res.status}: ${JSON.stringify(view)}`);
@@ -172,5 +293,17 @@ t.test(
     t.ok(delay.max / 1e6 < 1500, `event-loop delay max ${Math.round(delay.max / 1e6)} ms`);
     const healthy = await mesh.invoke('free', { prompt: 'plain question' });
     t.equal(healthy.json.status, 'succeeded', 'the runner still serves a healthy agent');
-  },
+  };
+
+t.test(
+  'every hostile model reply ends its invocation with a registered code and never stalls the runner',
+  everyReplyEnds(hostileReply.map((raw) => ({ raw }))),
+);
+
+t.test(
+  'every hostile streamed reply ends its invocation with a registered code and never stalls the runner',
+  everyReplyEnds(
+    hostileStream.map((sse) => ({ ...sse, chunkDelayMs: 1 })),
+    { modelIdleMs: 300 },
+  ),
 );

@@ -3,6 +3,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { type DemoReply, decideReply } from './decide-reply.js';
 import { InvalidRequestError, parseChatRequest } from './parse-chat-request.js';
+import { streamCompletion } from './stream-completion.js';
 
 /** A running demo model: its OpenAI base URL (ending in `/v1`) and how to stop it. */
 export interface DemoModel {
@@ -18,9 +19,10 @@ const MAX_BODY_BYTES = 8 * 1024 * 1024;
 /**
  * Starts the offline demo model: a scripted OpenAI-compatible Chat Completions server
  * (`POST /v1/chat/completions`, `GET /v1/models`) that plans, searches and answers by rule, not by
- * language modelling. Its final answers say so.
+ * language modelling. Its final answers say so. Asked to stream, it streams (word by word,
+ * `chunkDelayMs` apart), as OpenAI does.
  */
-export function startDemoModel({ port = 0, host = '127.0.0.1' } = {}): Promise<DemoModel> {
+export function startDemoModel({ port = 0, host = '127.0.0.1', chunkDelayMs = 0 } = {}): Promise<DemoModel> {
   const server = http.createServer((req, res) => {
     const chunks: Buffer[] = [];
     let size = 0;
@@ -50,7 +52,9 @@ export function startDemoModel({ port = 0, host = '127.0.0.1' } = {}): Promise<D
       }
       try {
         const request = parseChatRequest(body);
-        send(res, 200, completion(request.model, decideReply(request), JSON.stringify(body).length));
+        const answer = completion(request.model, decideReply(request), JSON.stringify(body).length);
+        if (!request.stream) return send(res, 200, answer);
+        void streamCompletion(res, answer, { includeUsage: request.includeUsage, chunkDelayMs });
       } catch (e) {
         if (e instanceof InvalidRequestError)
           return sendError(res, 400, e.message, 'invalid_request', e.param);

@@ -25,6 +25,10 @@ export interface ChatRequest {
   model: string;
   messages: DemoMessage[];
   tools: DemoTool[];
+  /** Answer as Server-Sent Events of `chat.completion.chunk`s (`stream: true`). */
+  stream: boolean;
+  /** With `stream_options.include_usage`: a last chunk with the usage and no choices. */
+  includeUsage: boolean;
 }
 
 /** A request the OpenAI API would refuse with 400; `param` names the offending field. */
@@ -50,11 +54,8 @@ export function parseChatRequest(body: unknown): ChatRequest {
   if (typeof body.model !== 'string' || body.model === '') {
     throw new InvalidRequestError('You must provide a model parameter.', 'model');
   }
-  if (body.stream === true) {
-    throw new InvalidRequestError(
-      'The offline demo model does not support streaming; set stream to false.',
-      'stream',
-    );
+  if (body.stream !== undefined && body.stream !== null && typeof body.stream !== 'boolean') {
+    throw new InvalidRequestError("'stream' must be a boolean.", 'stream');
   }
   if (!Array.isArray(body.messages) || body.messages.length === 0) {
     throw new InvalidRequestError("'messages' must be a non-empty array.", 'messages');
@@ -64,7 +65,14 @@ export function parseChatRequest(body: unknown): ChatRequest {
     throw new InvalidRequestError("'tools' must be an array.", 'tools');
   }
   const tools = (body.tools ?? []).map((t: unknown, i: number) => parseTool(t, `tools[${i}]`));
-  return { model: body.model, messages, tools };
+  const options = isObject(body.stream_options) ? body.stream_options : {};
+  return {
+    model: body.model,
+    messages,
+    tools,
+    stream: body.stream === true,
+    includeUsage: body.stream === true && options.include_usage === true,
+  };
 }
 
 function parseMessage(m: unknown, param: string): DemoMessage {

@@ -103,6 +103,7 @@ export interface MeshOptions {
     maxRecoveries: number;
     maxCallsPerTurn: number;
     maxModelReplyBytes: number;
+    modelIdleMs: number;
   }>;
 }
 

@@ -32,6 +32,21 @@ export const DEFAULT_REMOTE_REQUEST_SECONDS = 30;
 /** Bytes of a model reply body (MESH_MAX_MODEL_REPLY_BYTES, DESIGN §16). */
 export const DEFAULT_MAX_MODEL_REPLY_BYTES = 4 * 1024 * 1024;
 
+/** How long a model request may receive nothing before the attempt fails (MESH_MODEL_IDLE_SECONDS). */
+export const DEFAULT_MODEL_IDLE_SECONDS = 60;
+
+/** How long a model call's unsent text waits before it goes out as one delta (MESH_DELTA_FLUSH_MS). */
+export const DEFAULT_DELTA_FLUSH_MS = 25;
+
+/** Bytes of a model call's unsent text that go out as a delta at once, without waiting. */
+export const DELTA_FLUSH_BYTES = 4096;
+
+/** How long a tree's delta stream is kept after its last write (MESH_DELTA_RETENTION_SECONDS). */
+export const DEFAULT_DELTA_RETENTION_SECONDS = 300;
+
+/** The entries a tree's delta stream is trimmed to (`XADD MAXLEN`). */
+export const DELTA_STREAM_MAXLEN = 10_000;
+
 /**
  * Bytes of text (a model call's content, an output's JSON) an event carries itself; a larger one is
  * stored once, in the record or state it belongs to, and the event refers to it (`contentRef`,

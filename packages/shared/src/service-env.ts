@@ -1,10 +1,13 @@
 import {
+  DEFAULT_DELTA_FLUSH_MS,
+  DEFAULT_DELTA_RETENTION_SECONDS,
   DEFAULT_DRAIN_MS,
   DEFAULT_MAX_CALLS_PER_TURN,
   DEFAULT_MAX_FORK_BYTES,
   DEFAULT_MAX_FORK_RECORDS,
   DEFAULT_MAX_MODEL_REPLY_BYTES,
   DEFAULT_MAX_RESULT_BYTES,
+  DEFAULT_MODEL_IDLE_SECONDS,
   DEFAULT_REMOTE_REQUEST_SECONDS,
   DEFAULT_RUNNER_CONCURRENCY,
   DEFAULT_SESSION_MAX_BYTES,
@@ -69,6 +72,12 @@ export interface ServiceEnv {
   remoteRequestSeconds: number;
   /** Tools one mounted MCP server may list (MESH_MCP_MAX_TOOLS, DESIGN §16). */
   mcpMaxTools: number;
+  /** How long a model request may receive nothing (MESH_MODEL_IDLE_SECONDS, docs/reference/bounds.md). */
+  modelIdleSeconds: number;
+  /** How long a model call's unsent text waits to go out as a delta (MESH_DELTA_FLUSH_MS, docs/guides/streaming.md). */
+  deltaFlushMs: number;
+  /** How long a tree's deltas are kept after the last (MESH_DELTA_RETENTION_SECONDS). */
+  deltaRetentionSeconds: number;
 }
 
 /** Parses the environment; every bad value is reported at once with its variable name. */
@@ -134,6 +143,9 @@ export function serviceEnv(env: Record<string, string | undefined>): ServiceEnv 
     sessionMaxBytes: int('MESH_SESSION_MAX_BYTES', DEFAULT_SESSION_MAX_BYTES, 4096),
     remoteRequestSeconds: int('MESH_REMOTE_REQUEST_SECONDS', DEFAULT_REMOTE_REQUEST_SECONDS, 1),
     mcpMaxTools: int('MESH_MCP_MAX_TOOLS', 1000, 1),
+    modelIdleSeconds: int('MESH_MODEL_IDLE_SECONDS', DEFAULT_MODEL_IDLE_SECONDS, 1),
+    deltaFlushMs: int('MESH_DELTA_FLUSH_MS', DEFAULT_DELTA_FLUSH_MS, 0),
+    deltaRetentionSeconds: int('MESH_DELTA_RETENTION_SECONDS', DEFAULT_DELTA_RETENTION_SECONDS, 1),
   };
   if (settings.defaultTimeoutSeconds > settings.maxTimeoutSeconds) {
     problems.push({

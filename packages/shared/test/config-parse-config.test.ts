@@ -180,3 +180,26 @@ t.test('a schema the validator cannot compile is a load-time problem, not a run-
     { file: FILE, path: 'agents.solo.output', message: /^not a valid JSON Schema: / },
   ]);
 });
+
+t.test(
+  'a model entry may say stream: false (absent, the runner streams); anything but a boolean is a problem',
+  async (t) => {
+    const withModel = (extra: string[]) =>
+      parse(
+        [
+          'models:',
+          '  default:',
+          ...MODEL,
+          ...extra.map((l) => `    ${l}`),
+          'agents:',
+          '  a: {instructions: hi}',
+        ].join('\n'),
+      );
+    t.equal(withModel(['stream: false']).models.default?.stream, false);
+    t.equal(withModel([]).models.default?.stream, undefined);
+    t.strictSame(
+      problemsOf(() => withModel(['stream: "no"'])).map((p) => p.path),
+      ['models.default.stream'],
+    );
+  },
+);

@@ -41,11 +41,13 @@ try {
       maxCallsPerTurn: env.maxCallsPerTurn,
       maxModelReplyBytes: env.maxModelReplyBytes,
       remoteRequestMs: env.remoteRequestSeconds * 1000,
+      modelIdleMs: env.modelIdleSeconds * 1000,
     },
     lockDurationMs: env.lockDurationMs,
     metricsPort: env.runnerMetricsPort,
     metricsHost: env.host,
     drainMs: env.drainMs,
+    deltas: { flushMs: env.deltaFlushMs, retentionSeconds: env.deltaRetentionSeconds },
     log,
   });
   await runner;

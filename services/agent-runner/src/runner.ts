@@ -3,6 +3,8 @@ import {
   type ClusterNodeAddress,
   ConfigError,
   connectRedis,
+  DEFAULT_DELTA_FLUSH_MS,
+  DEFAULT_DELTA_RETENTION_SECONDS,
   DEFAULT_DRAIN_MS,
   DEFAULT_SESSION_TTL_SECONDS,
   isRedisCluster,
@@ -22,6 +24,7 @@ import {
 } from '@agentmesh/shared';
 import { Queue } from 'bullmq';
 import { Agent } from 'undici';
+import { DeltaOutlet, type DeltaSettings } from './deltas/delta-outlet.js';
 import { type RunnerMetrics, runnerMetrics } from './metrics.js';
 import type { ChatModel } from './model/chat-model.js';
 import { RemoteAgents } from './remote/remote-agents.js';
@@ -73,6 +76,8 @@ export interface RunnerOptions {
   watchdog?: { intervalMs: number; minParkedMs: number };
   /** How long close() lets jobs in hand finish before handing them back (default 30 s). */
   drainMs?: number;
+  /** How deltas are published (MESH_DELTA_FLUSH_MS, MESH_DELTA_RETENTION_SECONDS); defaults 25 ms, 300 s. */
+  deltas?: Partial<DeltaSettings>;
   /** Builds the client of a config model entry; the OpenAI-compatible client by default. */
   modelFactory?: (config: ModelConfig) => ChatModel;
   /**
@@ -121,6 +126,7 @@ export async function buildRunner(opts: RunnerOptions): Promise<Runner> {
     keys,
     dispatcher,
     maxModelReplyBytes: limits.maxModelReplyBytes,
+    modelIdleMs: limits.modelIdleMs,
     modelFactory: opts.modelFactory,
   });
   // The queues have a connection of their own: BullMQ defines its fifty-odd steps on the one it is
@@ -149,6 +155,15 @@ export async function buildRunner(opts: RunnerOptions): Promise<Runner> {
     queues,
     ...(handOff ? { handOffs: new Map() } : {}),
     models,
+    deltas: new DeltaOutlet(
+      redis,
+      keys,
+      {
+        flushMs: opts.deltas?.flushMs ?? DEFAULT_DELTA_FLUSH_MS,
+        retentionSeconds: opts.deltas?.retentionSeconds ?? DEFAULT_DELTA_RETENTION_SECONDS,
+      },
+      opts.log,
+    ),
     catalogue: () => tools,
     tools: new ToolClient(opts.toolHostUrl, opts.internalToken, dispatcher),
     limits,

@@ -70,15 +70,32 @@ t.test('the request carries the model name, the messages, the tools and the API 
   const signal = new AbortController().signal;
   await model.complete({ messages, tools: [lookup], signal, deadline: Date.now() + 10_000 });
   await model.complete({ messages, tools: [], signal, deadline: Date.now() + 10_000 });
+  const plain = new OpenAIChatModel(
+    config({ baseUrl: `http://127.0.0.1:${port}/v1/`, stream: false }),
+    undefined,
+    fast,
+  );
+  await plain.complete({ messages, tools: [], signal, deadline: Date.now() + 10_000 });
   t.equal(seen[0]!.url, '/v1/chat/completions');
   t.equal(seen[0]!.headers.authorization, 'Bearer sk-test');
   t.match(seen[0]!.headers['content-type'], /^application\/json/);
+  const streamed = { stream: true, stream_options: { include_usage: true } };
   t.strictSame(seen[0]!.body, {
     model: 'fake-1',
     messages,
     tools: [{ type: 'function', function: lookup }],
+    ...streamed,
   });
-  t.strictSame(seen[1]!.body, { model: 'fake-1', messages }, 'no tools key when there is nothing to call');
+  t.strictSame(
+    seen[1]!.body,
+    { model: 'fake-1', messages, ...streamed },
+    'no tools key when there is nothing to call',
+  );
+  t.strictSame(
+    seen[2]!.body,
+    { model: 'fake-1', messages },
+    'an entry with stream: false asks for no stream',
+  );
 });
 
 t.test('a model without an API key sends no Authorization header', async (t) => {

@@ -21,6 +21,7 @@ const ModelEntry = Type.Object(
     model: Type.String(),
     maxConcurrency: Type.Optional(Type.Integer({ minimum: 1 })),
     timeoutMs: Type.Optional(Type.Integer({ minimum: 1 })),
+    stream: Type.Optional(Type.Boolean()),
   },
   { additionalProperties: false },
 );

@@ -8,6 +8,8 @@ export interface ModelConfig {
   maxConcurrency?: number;
   /** Per-request timeout in milliseconds (default 120000). */
   timeoutMs?: number;
+  /** Ask for a streamed reply (default true); false for a server that refuses `stream`. */
+  stream?: boolean;
 }
 
 /** A tools entry: a module path (resolved against the config file) or a mounted MCP server. */

@@ -195,6 +195,12 @@ export const ERROR_CODES = {
     fault: 'system',
     message: 'The model endpoint is unavailable.',
   },
+  model_timeout: {
+    status: 504,
+    retryable: true,
+    fault: 'system',
+    message: 'The model endpoint stopped sending.',
+  },
   model_error: {
     status: 502,
     retryable: false,

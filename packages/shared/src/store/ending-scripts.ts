@@ -1,5 +1,5 @@
 import { EVENT_STREAM_MAXLEN } from '../defaults.js';
-import { IS_TERMINAL, SPEND_BUDGET, STATUS_EVENT, WRITE_RECORD } from './lua-fragments.js';
+import { IS_TERMINAL, SPEND_BUDGET, STATUS_EVENT, WITH_PARENT_CALL, WRITE_RECORD } from './lua-fragments.js';
 import type { LuaScript } from './lua-scripts.js';
 
 // The Lua steps that end invocations: one finishing (its parent's record with it), a tree cancelled.
@@ -28,7 +28,8 @@ export const APPROVAL_WAKE_PREFIX = 'approval ';
  * outputJSON (''), errorJSON (''), finishedAt, parentCallId (''), parentStatus (a cancelled
  * child leaves its parent's record `cancelled`: a failed delegation with reason cancelled, with
  * no terminal failure recorded), parentContent,
- * parentErrorJSON, finishedAtIso, eventJSON, retentionSeconds, doneChannel, parentEventJSON.
+ * parentErrorJSON, finishedAtIso, eventJSON, retentionSeconds, doneChannel, parentEventJSON (its
+ * `parentCallId`, on the parent's hash only, is added here).
  * A success appends its `output` event, then a terminal `status` event; a failure's eventJSON is that.
  * Optional ARGV 15–20: a call record of this invocation written first, as RECORD_CALL would (callId,
  * recordJSON, eventJSON, modelCalls+, promptTokens+, completionTokens+): the model reply that led
@@ -38,7 +39,7 @@ export const APPROVAL_WAKE_PREFIX = 'approval ';
  */
 export const FINISH: LuaScript = {
   numberOfKeys: 7,
-  lua: `${STATUS_EVENT}${SPEND_BUDGET}${WRITE_RECORD}${IS_TERMINAL}
+  lua: `${STATUS_EVENT}${SPEND_BUDGET}${WRITE_RECORD}${IS_TERMINAL}${WITH_PARENT_CALL}
 local status = redis.call('HGET', KEYS[1], 'status')
 if not status or isTerminal(status) then return 0 end
 if ARGV[1] ~= '' and redis.call('HGET', KEYS[1], 'epoch') ~= ARGV[1] then return 0 end
@@ -76,7 +77,9 @@ if ARGV[6] ~= '' then
       if ARGV[8] ~= '' then r.content = ARGV[8] end
       if ARGV[9] ~= '' then r.error = cjson.decode(ARGV[9]) end
       redis.call('HSET', KEYS[5], ARGV[6], cjson.encode(r))
-      if ARGV[14] ~= '' then redis.call('XADD', KEYS[4], 'MAXLEN', '~', '${EVENT_STREAM_MAXLEN}', '*', 'e', ARGV[14]) end
+      if ARGV[14] ~= '' then
+        redis.call('XADD', KEYS[4], 'MAXLEN', '~', '${EVENT_STREAM_MAXLEN}', '*', 'e', withParentCall(KEYS[6], ARGV[14]))
+      end
     end
   end
 end

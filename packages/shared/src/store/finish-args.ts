@@ -29,7 +29,8 @@ export function finishArgs(
       : { status: 'succeeded', output: outcome.output };
   const parentEvent = s.parentId
     ? encodeEvent(
-        { id: s.parentId, agent: s.parentAgent ?? '' },
+        // The parent's own parentCallId is on its hash only: FINISH adds it to this event.
+        { id: s.parentId, agent: s.parentAgent ?? '', rootId: s.rootId, depth: Math.max(0, s.depth - 1) },
         'delegation_finished',
         { callId: s.parentCallId, subagent: s.agent, childId: s.id, status: outcome.status },
         now,

@@ -8,11 +8,22 @@ import { TERMINAL_STATUSES } from '../wire/invocation-view.js';
 // their agent and parentId are only known inside the atomic step; both produce the MeshEvent shape.
 export const STATUS_EVENT = `
 local function statusEvent(inv, events, status, at)
-  local e = {invocationId = redis.call('HGET', inv, 'id'), agent = redis.call('HGET', inv, 'agent'),
-    type = 'status', at = at, data = {status = status}}
-  local parent = redis.call('HGET', inv, 'parentId')
-  if parent then e.parentId = parent end
+  local f = redis.call('HMGET', inv, 'id', 'agent', 'parentId', 'rootId', 'depth', 'parentCallId')
+  local e = {invocationId = f[1], agent = f[2], type = 'status', at = at, data = {status = status},
+    rootId = f[4] or f[1], depth = tonumber(f[5] or '0')}
+  if f[3] then e.parentId = f[3] end
+  if f[6] then e.parentCallId = f[6] end
   redis.call('XADD', events, 'MAXLEN', '~', '${EVENT_STREAM_MAXLEN}', '*', 'e', cjson.encode(e))
+end
+`;
+
+// An event's JSON (an object, encoded by encodeEvent) with the `parentCallId` stored on `inv`'s
+// hash added, when it has one: for an event about an invocation whose writer does not know it.
+export const WITH_PARENT_CALL = `
+local function withParentCall(inv, event)
+  local callId = redis.call('HGET', inv, 'parentCallId')
+  if not callId then return event end
+  return string.sub(event, 1, -2) .. ',"parentCallId":' .. cjson.encode(callId) .. '}'
 end
 `;
 

@@ -10,7 +10,15 @@ interface RawCompletion {
   usage?: unknown;
 }
 
-const bad = (why: string) => new MeshError('invalid_model_reply', `The model reply is malformed: ${why}`);
+/** A malformed reply, with the reason. */
+export const malformedReply = (why: string) =>
+  new MeshError('invalid_model_reply', `The model reply is malformed: ${why}`);
+
+/** A reply past `MESH_MAX_MODEL_REPLY_BYTES` (docs/reference/bounds.md). */
+export const replyTooLarge = (maxBytes: number) =>
+  new MeshError('invalid_model_reply', `The model reply exceeds ${maxBytes} bytes.`);
+
+const bad = malformedReply;
 
 /** Reads a Chat Completions answer into a ModelReply, refusing malformed ones with the reason. */
 export function parseChatCompletion(text: string): ModelReply {

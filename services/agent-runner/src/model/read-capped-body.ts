@@ -10,11 +10,13 @@ export interface CappedBody {
 /**
  * Reads an HTTP body with a running byte count and stops (closing the stream, so the rest is
  * never received) as soon as it passes `maxBytes`; a `content-length` past it stops it at once.
+ * `onBytes` hears of each piece as it arrives (an idle watch).
  */
 export async function readCappedBody(
   body: Readable,
   maxBytes: number,
   contentLength?: string | string[] | undefined,
+  onBytes?: () => void,
 ): Promise<CappedBody> {
   const declared = Number(Array.isArray(contentLength) ? contentLength[0] : contentLength);
   if (Number.isFinite(declared) && declared > maxBytes) {
@@ -25,6 +27,7 @@ export async function readCappedBody(
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of body) {
+    onBytes?.();
     const buf = typeof chunk === 'string' ? Buffer.from(chunk) : (chunk as Buffer);
     size += buf.length;
     // Leaving the loop destroys the stream: the rest of the body is never received.

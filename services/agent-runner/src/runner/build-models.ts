@@ -15,6 +15,7 @@ export function buildModels(
     keys: KeyLayout;
     dispatcher: Agent;
     maxModelReplyBytes: number;
+    modelIdleMs: number;
     modelFactory?: ((config: ModelConfig) => ChatModel) | undefined;
   },
 ): Map<string, ChatModel> {
@@ -22,7 +23,7 @@ export function buildModels(
   for (const [name, m] of Object.entries(config.models)) {
     const client = deps.modelFactory
       ? deps.modelFactory(m)
-      : new OpenAIChatModel(m, deps.dispatcher, undefined, deps.maxModelReplyBytes);
+      : new OpenAIChatModel(m, deps.dispatcher, undefined, deps.maxModelReplyBytes, deps.modelIdleMs);
     models.set(
       name,
       m.maxConcurrency

@@ -12,6 +12,7 @@ import {
   type ModelReply,
 } from '@agentmesh/shared';
 import { agentLabel } from '../metrics.js';
+import type { ReplyListener } from '../model/chat-model.js';
 import type { Activation } from '../store/activation-store.js';
 import { nextAttempt } from '../store/next-attempt.js';
 import { publicError } from './public-error.js';
@@ -41,10 +42,14 @@ export async function callModel(
   let messages: ChatMessage[];
   // Only the model call is caught here: a store error is the system's, and propagates (the job
   // is retried and this call, in doubt, re-issued) instead of failing the invocation.
+  // Heard as it streams, while someone watches the tree (docs/guides/streaming.md); a call
+  // re-issued after a crash starts its deltas over.
+  const deltas = ctx.deltas?.forCall(activation.state, callId, (started.attempt ?? 1) > 1);
   try {
     messages = conversation(agent, activation, turn);
-    reply = await complete(ctx, agent, activation, messages, signal);
+    reply = await complete(ctx, agent, activation, messages, signal, deltas);
   } catch (e) {
+    deltas?.discard();
     if (isMeshError(e, 'cancelled')) {
       // A cancelled call is not a failure: no terminal failure is recorded for it (DESIGN §7).
       await ctx.store.record(activation, {
@@ -75,6 +80,7 @@ export async function callModel(
     });
     return error;
   }
+  await deltas?.end();
   ctx.metrics.modelCalls.inc({ ...label, outcome: 'succeeded' });
   ctx.metrics.modelSeconds.observe(label, (performance.now() - t0) / 1000);
   // What Redis adds up: integers within bounds, whatever the model said; with a budget, a reply
@@ -144,6 +150,7 @@ function complete(
   activation: Activation,
   messages: ChatMessage[],
   signal: AbortSignal,
+  listener: ReplyListener | undefined,
 ): Promise<ModelReply> {
   const model = ctx.models.get(agent.model ?? '');
   if (!model) {
@@ -153,7 +160,7 @@ function complete(
     );
   }
   const { deadline, traceparent } = activation.state;
-  return model.complete({ messages, tools: agent.callables, signal, deadline, traceparent });
+  return model.complete({ messages, tools: agent.callables, signal, deadline, traceparent, listener });
 }
 
 /** What the log keeps of a failure: the message, its cause's, and the stack. */

@@ -1,6 +1,7 @@
 import {
   DEFAULT_MAX_CALLS_PER_TURN,
   DEFAULT_MAX_MODEL_REPLY_BYTES,
+  DEFAULT_MODEL_IDLE_SECONDS,
   DEFAULT_REMOTE_REQUEST_SECONDS,
   type LoadedCodeAgent,
   type Logger,
@@ -9,6 +10,7 @@ import {
   type ToolInfo,
 } from '@agentmesh/shared';
 import type { Queue } from 'bullmq';
+import type { DeltaOutlet } from '../deltas/delta-outlet.js';
 import type { RunnerMetrics } from '../metrics.js';
 import type { ChatModel } from '../model/chat-model.js';
 import type { RemoteAgents } from '../remote/remote-agents.js';
@@ -28,6 +30,8 @@ export interface RunnerLimits {
   maxModelReplyBytes: number;
   /** How long one request to a remote A2A agent may take, headers and body. */
   remoteRequestMs: number;
+  /** How long a model request may receive nothing before the attempt fails (`model_timeout`). */
+  modelIdleMs: number;
 }
 
 /** The defaults of the DESIGN §16 limits, the same as serviceEnv's. */
@@ -35,6 +39,7 @@ export const DEFAULT_RUNNER_LIMITS = {
   maxCallsPerTurn: DEFAULT_MAX_CALLS_PER_TURN,
   maxModelReplyBytes: DEFAULT_MAX_MODEL_REPLY_BYTES,
   remoteRequestMs: DEFAULT_REMOTE_REQUEST_SECONDS * 1000,
+  modelIdleMs: DEFAULT_MODEL_IDLE_SECONDS * 1000,
 } as const;
 
 /** Limits as a runner is given them: the §16 bounds may be left to their defaults. */
@@ -48,6 +53,7 @@ export function withDefaultLimits(limits: RunnerLimitsOptions): RunnerLimits {
     maxCallsPerTurn: limits.maxCallsPerTurn ?? DEFAULT_RUNNER_LIMITS.maxCallsPerTurn,
     maxModelReplyBytes: limits.maxModelReplyBytes ?? DEFAULT_RUNNER_LIMITS.maxModelReplyBytes,
     remoteRequestMs: limits.remoteRequestMs ?? DEFAULT_RUNNER_LIMITS.remoteRequestMs,
+    modelIdleMs: limits.modelIdleMs ?? DEFAULT_RUNNER_LIMITS.modelIdleMs,
   };
 }
 
@@ -67,6 +73,8 @@ export interface RunnerContext {
   codeAgents: Record<string, LoadedCodeAgent>;
   /** Chat models by the config's model name. */
   models: Map<string, ChatModel>;
+  /** Where model calls publish their deltas while their tree is watched; absent = never. */
+  deltas?: DeltaOutlet;
   /** The tool catalogue by tool name. */
   catalogue: () => Map<string, ToolInfo>;
   tools: ToolClient;

@@ -1,0 +1,128 @@
+import { DELTA_FLUSH_BYTES, type DeltaData, type EventSource, type ToolCallDelta } from '@agentmesh/shared';
+import type { ReplyDelta, ReplyListener } from '../model/chat-model.js';
+import type { DeltaOutlet } from './delta-outlet.js';
+
+/** How often, at most, a call's writes renew its tree's delta stream's TTL (its last write always does). */
+const EXPIRE_EVERY_MS = 1000;
+
+/**
+ * The deltas of one model call (docs/guides/streaming.md): what the model adds is coalesced and
+ * goes out as one delta `flushMs` after its first unsent piece, at once past DELTA_FLUSH_BYTES, and
+ * at `end()`. `seq` counts the call's deltas from 0; a re-issued call (`reset`) or a retried
+ * attempt (`restart`) starts again at 0 with `reset: true`. Writes go out one after another, so
+ * the stream holds them in `seq` order; nothing is written while the tree is unwatched.
+ */
+export class CallDeltas implements ReplyListener {
+  private content = '';
+  private calls: ToolCallDelta[] = [];
+  private bytes = 0;
+  private seq = 0;
+  private timer: NodeJS.Timeout | undefined;
+  private queued = false;
+  private chain: Promise<void> = Promise.resolve();
+  private expiredAt = 0;
+  private closed = false;
+
+  constructor(
+    private readonly outlet: DeltaOutlet,
+    private readonly who: EventSource & { rootId: string },
+    private readonly callId: string,
+    private reset: boolean,
+  ) {
+    // Asked now, while the model thinks: the call's first flush (or its end) need not wait for it.
+    void outlet.watch.watched(who.rootId);
+  }
+
+  delta(d: ReplyDelta): void {
+    // Unwatched (and known to be): dropped at once, no timer, no write.
+    if (this.closed || this.outlet.watch.known(this.who.rootId) === false) return;
+    if (d.content) {
+      this.content += d.content;
+      this.bytes += d.content.length;
+    }
+    for (const c of d.toolCalls ?? []) this.addCall(c);
+    if (this.bytes >= DELTA_FLUSH_BYTES) this.flush();
+    else if (this.timer === undefined && !this.queued) {
+      this.timer = setTimeout(() => {
+        this.timer = undefined;
+        this.flush();
+      }, this.outlet.settings.flushMs);
+    }
+  }
+
+  restart(): void {
+    this.drop();
+    this.seq = 0;
+    this.reset = true;
+  }
+
+  /** The call answered: its unsent text goes out; resolves once every delta of it is written. */
+  async end(): Promise<void> {
+    if (this.closed) return;
+    this.flush();
+    this.closed = true;
+    await this.chain;
+  }
+
+  /** The call failed: what was not sent never will be. */
+  discard(): void {
+    this.drop();
+    this.closed = true;
+  }
+
+  private addCall(c: ToolCallDelta): void {
+    const last = this.calls.at(-1);
+    if (last && last.index === c.index && (c.id === undefined || last.id === undefined || last.id === c.id)) {
+      if (c.id !== undefined) last.id = c.id;
+      if (c.name !== undefined) last.name = c.name;
+      if (c.arguments !== undefined) last.arguments = (last.arguments ?? '') + c.arguments;
+    } else {
+      this.calls.push({ ...c });
+    }
+    this.bytes += (c.arguments?.length ?? 0) + (c.name?.length ?? 0) + (c.id?.length ?? 0);
+  }
+
+  private drop(): void {
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    this.content = '';
+    this.calls = [];
+    this.bytes = 0;
+  }
+
+  private flush(): void {
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    if (this.queued) return;
+    this.queued = true;
+    this.chain = this.chain.then(() => {
+      this.queued = false;
+      return this.write();
+    });
+  }
+
+  private async write(): Promise<void> {
+    if (this.content === '' && this.calls.length === 0) return;
+    const watched = await this.outlet.watch.watched(this.who.rootId);
+    // A restart or discard meanwhile may have dropped what there was.
+    if (this.content === '' && this.calls.length === 0) return;
+    // Taken after the check: what arrived meanwhile goes in this delta too.
+    const data: DeltaData = { callId: this.callId, seq: 0 };
+    if (this.content !== '') data.content = this.content;
+    if (this.calls.length > 0) data.toolCalls = this.calls;
+    this.content = '';
+    this.calls = [];
+    this.bytes = 0;
+    if (!watched) return;
+    data.seq = this.seq++;
+    if (this.reset) {
+      data.reset = true;
+      this.reset = false;
+    }
+    const now = Date.now();
+    // The call's last write (after end()) always renews the TTL: it runs from the tree's last delta.
+    const expire = this.closed || now - this.expiredAt >= EXPIRE_EVERY_MS;
+    if (expire) this.expiredAt = now;
+    await this.outlet.publish(this.who, data, expire);
+  }
+}
