@@ -9,6 +9,7 @@ export const MeshEventType = Type.Union([
   Type.Literal('delegation_finished'),
   Type.Literal('output'),
   Type.Literal('approval_requested'),
+  Type.Literal('delta'),
 ]);
 export type MeshEventType = Static<typeof MeshEventType>;
 
