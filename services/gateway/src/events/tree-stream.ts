@@ -132,13 +132,13 @@ export class TreeStream implements AsyncIterableIterator<TreeStreamItem> {
   }
 
   /**
-   * True when deltas after its position were trimmed away (the tree's delta stream keeps at most
-   * 10,000): a consumer that held it back asks, and tells its client `gap: true`.
+   * True when deltas after its position may have been trimmed away (the tree's delta stream keeps
+   * at most 10,000): a consumer that held it back asks, and tells its client `gap: true`.
    */
   async deltasLost(): Promise<boolean> {
     if (this.position.deltas === undefined) return false;
     const info = await deltaStreamInfo(this.p.redis, this.deltasKey);
-    return info !== undefined && compareEntryIds(info.maxDeleted, this.position.deltas) > 0;
+    return info?.trimmedBefore !== undefined && compareEntryIds(this.position.deltas, info.trimmedBefore) < 0;
   }
 
   /** Reads the next page of both streams, merged by entry id; true when neither page was full. */
@@ -195,11 +195,14 @@ export class TreeStream implements AsyncIterableIterator<TreeStreamItem> {
   }
 }
 
-/** What XINFO STREAM says of a tree's delta stream; undefined when it does not exist. */
+/**
+ * What XINFO STREAM says of a tree's delta stream (undefined when it does not exist): its last id,
+ * and when entries were trimmed from it, its first (a position before that may have lost deltas).
+ */
 export async function deltaStreamInfo(
   redis: MeshRedis,
   key: string,
-): Promise<{ lastGenerated: string; maxDeleted: string } | undefined> {
+): Promise<{ lastGenerated: string; trimmedBefore: string | undefined } | undefined> {
   let reply: unknown[];
   try {
     reply = (await redis.xinfo('STREAM', key)) as unknown[];
@@ -209,11 +212,13 @@ export async function deltaStreamInfo(
   }
   const field = (name: string) => {
     const i = reply.indexOf(name);
-    return i >= 0 && typeof reply[i + 1] === 'string' ? (reply[i + 1] as string) : undefined;
+    return i >= 0 ? reply[i + 1] : undefined;
   };
+  const first = field('first-entry') as [string, string[]] | null | undefined;
+  const trimmed = Number(field('entries-added')) > Number(field('length'));
   return {
-    lastGenerated: field('last-generated-id') ?? '0-0',
-    maxDeleted: field('max-deleted-entry-id') ?? '0-0',
+    lastGenerated: String(field('last-generated-id') ?? '0-0'),
+    trimmedBefore: trimmed ? (first?.[0] ?? String(field('last-generated-id'))) : undefined,
   };
 }
 

@@ -113,16 +113,16 @@ export class TreeStreams {
 }
 
 /**
- * Where a delta stream starts: after `after` while every delta since is kept, else (trimmed past
- * it) from now; without `after`, from now.
+ * Where a delta stream starts: after `after` while every delta since is kept, else (the stream was
+ * trimmed past it: its first entry is newer) from now; without `after`, from now. A stream that
+ * expired and started again lost nothing the client could still get: it resumes after `after`.
  */
 async function deltaStart(redis: MeshRedis, key: string, after: string | undefined): Promise<string> {
   const info = await deltaStreamInfo(redis, key);
   if (!info) return after ?? STREAM_START;
   if (after === undefined) return info.lastGenerated;
-  return info.maxDeleted !== STREAM_START && compareEntryIds(info.maxDeleted, after) > 0
-    ? info.lastGenerated
-    : after;
+  const lost = info.trimmedBefore !== undefined && compareEntryIds(after, info.trimmedBefore) < 0;
+  return lost ? info.lastGenerated : after;
 }
 
 /** True when invocation `id`'s terminal event lies after `cursor` in `stream` (read from the end back). */
