@@ -78,6 +78,6 @@ export const DEFAULT_MAX_FORK_BYTES = 32 * 1024 * 1024;
 
 /**
  * Bytes one client's event stream may hold in the gateway's buffer (MESH_STREAM_BUFFER_BYTES,
- * DESIGN §17): past it its deltas are dropped (the next says `gap: true`); structural events wait.
+ * docs/reference/bounds.md): past it its deltas are dropped (the next says `gap: true`); structural events wait.
  */
 export const DEFAULT_STREAM_BUFFER_BYTES = 1024 * 1024;

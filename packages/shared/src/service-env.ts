@@ -55,7 +55,7 @@ export interface ServiceEnv {
   maxCallsPerTurn: number;
   maxStreamsPerKey: number;
   maxStreams: number;
-  /** Bytes one client's event stream may hold in the gateway (MESH_STREAM_BUFFER_BYTES, DESIGN §17). */
+  /** Bytes one client's event stream may hold in the gateway (MESH_STREAM_BUFFER_BYTES, docs/reference/bounds.md). */
   streamBufferBytes: number;
   /** The call records (count and bytes) of an invocation a fork may read (DESIGN §19). */
   maxForkRecords: number;

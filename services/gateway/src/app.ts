@@ -236,7 +236,7 @@ export async function buildGateway(opts: GatewayOptions): Promise<Gateway> {
   await registerConsole(app, { auth: apiKeys !== undefined, dir: opts.consoleDir });
   await app.register(healthRoutes, { redis, keys, mesh, registry });
   // One count of open streams for every kind: event streams, invoke streams and A2A's streaming
-  // answers (DESIGN §16).
+  // answers (docs/reference/bounds.md).
   const streamSlots = new StreamSlots(opts.maxStreamsPerKey ?? 32, opts.maxStreams ?? 1024);
   const heartbeatMs = opts.heartbeatMs ?? 15_000;
   const watches = new WatchKeeper(redis, keys, opts.watchTtlMs, opts.watchRefreshMs);
