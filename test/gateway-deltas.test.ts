@@ -342,3 +342,16 @@ t.test(
     );
   },
 );
+
+t.test('a delta stream whose Last-Event-ID lies at or past the terminal event ends at once', async (t) => {
+  const { base } = await listenGateway(t, mesh, {});
+  const id = await queued(base);
+  await delta(id, 'late');
+  await cancel(base, id);
+  const url = `${base}/invocations/${id}/events?deltas=true`;
+  const whole = await readAll(url);
+  t.same(whole.map(label), ['status:queued', 'status:cancelled']);
+  t.same(await readAll(url, { 'last-event-id': whole.at(-1)!.id }), [], 'at the terminal event');
+  t.same(await readAll(url, { 'last-event-id': '99999999999999-0_0-0' }), [], 'past it');
+  t.equal(await mesh.client.exists(keys.watch(id)), 1, 'a delta stream that opened watched the tree');
+});
