@@ -1,9 +1,9 @@
 import { isInvocationId, MeshError } from '@agentmesh/shared';
 import type { FastifyPluginAsync } from 'fastify';
-import type { ServeTreeStream } from '../events/serve-tree-stream.js';
-import { serveTreeStream } from '../events/serve-tree-stream.js';
+import { type ServeTreeStream, serveTreeStream } from '../events/serve-tree-stream.js';
 import type { StreamSlots } from '../events/stream-slots.js';
 import { positionOf } from '../events/tree-position.js';
+import type { TreeStream } from '../events/tree-stream.js';
 import type { TreeStreams } from '../events/tree-streams.js';
 import type { InvocationService } from '../invocations/invocation-service.js';
 import { errorResponse, UNAVAILABLE } from './responses.js';
@@ -88,7 +88,7 @@ export const eventRoutes: FastifyPluginAsync<EventRoutesOptions> = async (app, o
       if (!view) throw new MeshError('invocation_not_found', `No invocation has id ${id}.`);
       const deltas = req.query.deltas === true;
       const release = opts.slots.acquire(req.meshCaller.owner);
-      let stream: Awaited<ReturnType<TreeStreams['open']>>;
+      let stream: TreeStream;
       try {
         stream = await opts.streams.open({ id, deltas, from: positionOf(req.headers['last-event-id']) });
       } catch (e) {
