@@ -57,6 +57,12 @@ const CHECKS: Record<string, Check> = {
       'and delegated',
     );
   },
+  'streaming-invoke': (t, lines) => {
+    t.equal(lines[0], 'event: status', 'the view comes first');
+    t.equal(lines.at(-1), 'event: status', 'the root terminal status ends it');
+    t.equal(lines.at(-2), 'event: output', "after the root's output");
+    t.ok(lines.includes('event: model_call'), 'with the tree between');
+  },
   'quickstart-list': (t, lines) => {
     t.ok(lines.length >= 1 && lines.length <= 5, 'at most the five asked for');
     for (const line of lines)

@@ -34,3 +34,36 @@ t.test(
     t.same(heard, ['events-b in b']);
   },
 );
+
+t.test(
+  'a key watched right after another (a delta stream watches two) is read at once, not after a whole block',
+  async (t) => {
+    const redis = await startRedis();
+    t.teardown(() => redis.stop());
+    const commands = connectRedis({ url: redis.url }, { maxRetriesPerRequest: null });
+    t.teardown(() => commands.disconnect());
+    // A block far longer than the wait below: hearing of the entry cannot be the block timing out.
+    const hub = new EventHub(
+      connectRedis({ url: redis.url }, { maxRetriesPerRequest: null }),
+      commands,
+      120_000,
+    );
+    t.teardown(() => hub.close());
+    hub.start();
+    const heard: string[] = [];
+    const stops = [
+      await hub.watch('tree-events', () => heard.push('events')),
+      await hub.watch('tree-deltas', () => heard.push('deltas')),
+    ];
+    t.teardown(() => {
+      for (const stop of stops) stop();
+    });
+    await commands.xadd('tree-deltas', '*', 'e', '1');
+    await waitUntil(
+      async () => heard.includes('deltas'),
+      30_000,
+      () => 'the watcher of the second key to hear of its entry',
+    );
+    t.same(heard, ['deltas']);
+  },
+);

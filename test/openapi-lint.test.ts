@@ -170,11 +170,16 @@ t.test('success bodies are typed and every error a route answers is declared', a
   t.strictSame(statuses('/invocations/{id}', 'get').sort(), ['200', '404', '503', ...transport].sort());
   t.strictSame(
     statuses('/invocations/{id}/events', 'get').sort(),
-    ['200', '404', '429', '503', ...transport].sort(),
+    ['200', '400', '404', '429', '503', ...transport].sort(),
   );
   t.strictSame(
     statuses('/agents/quiz/invoke', 'post').sort(),
-    ['200', '202', '400', '404', '409', '413', '415', '422', '503', ...transport].sort(),
+    ['200', '202', '400', '404', '409', '413', '415', '422', '429', '503', ...transport].sort(),
+  );
+  t.strictSame(
+    schemaOf('/agents/quiz/invoke', 'post', '200', 'text/event-stream'),
+    { $ref: '#/components/schemas/MeshEvent' },
+    'invoke?stream=true answers a text/event-stream of MeshEvents',
   );
   t.strictSame(schemaOf('/invocations/{id}/fork', 'post', '200'), view);
   t.strictSame(schemaOf('/invocations/{id}/fork', 'post', '202'), view);
@@ -192,6 +197,8 @@ t.test('wait, timeout and limit are typed numbers; Idempotency-Key is a header p
   t.strictSame(invoke['query:wait'], { type: 'number', minimum: 0, maximum: 300, default: 30 });
   t.strictSame(invoke['query:timeout'], { type: 'integer', minimum: 1, maximum: 86400, default: 60 });
   t.match(invoke['header:Idempotency-Key'], { type: 'string', maxLength: 255 });
+  t.strictSame(invoke['query:stream'], { type: 'boolean' }, 'stream is a typed boolean');
+  t.strictSame(params('/invocations/{id}/events', 'get')['query:deltas'], { type: 'boolean' });
   t.strictSame(params('/invocations', 'get')['query:limit'], {
     type: 'integer',
     minimum: 1,

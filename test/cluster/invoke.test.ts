@@ -107,3 +107,45 @@ t.test('invocations with a delegation and a tool call run, stream and list on a 
     'the recent list holds every root, read across slots',
   );
 });
+
+t.test(
+  "invoke?stream=true and a tree's deltas on a cluster: both keys of a tree read together",
+  async (t) => {
+    const res = await fetch(`${base}/agents/child/invoke?stream=true`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ prompt: 'go' }),
+    });
+    t.equal(res.status, 200);
+    const text = await res.text();
+    const events = text
+      .split('\n\n')
+      .filter((b) => b.includes('data: '))
+      .map((b) => ({ id: /^id: (.+)$/m.exec(b)![1]!, data: JSON.parse(/^data: (.+)$/m.exec(b)![1]!) }));
+    const id = events[0]!.data.data.id as string;
+    t.equal(events.at(-1)!.data.data.status, 'succeeded', 'it ended after the terminal status');
+    t.equal(await mesh.client.exists(keys.watch(id)), 1, 'the tree is watched (on its own slot)');
+    // A delta of the run, written (with an id within the run: before its terminal status) into the
+    // tree's delta stream, then read back merged after the view's position.
+    const delta = {
+      invocationId: id,
+      agent: 'child',
+      type: 'delta',
+      at: new Date().toISOString(),
+      data: { callId: 'm', seq: 0, content: 'hi' },
+    };
+    const within = `${events[1]!.id.split('_')[0]!.split('-')[0]}-999`;
+    await mesh.client.xadd(keys.deltas(id), within, 'e', JSON.stringify(delta));
+    const resumed = await (
+      await fetch(`${base}/invocations/${id}/events?deltas=true`, {
+        headers: { 'last-event-id': events[0]!.id },
+      })
+    ).text();
+    const types = resumed
+      .split('\n\n')
+      .map((b) => /^event: (.+)$/m.exec(b)?.[1])
+      .filter(Boolean);
+    t.ok(types.includes('delta'), 'the delta came with the structural events');
+    t.equal(types.filter((x) => x !== 'delta').length, events.length - 1, 'and every structural event');
+  },
+);

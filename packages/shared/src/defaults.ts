@@ -90,3 +90,9 @@ export const DEFAULT_MAX_FORK_RECORDS = 10_000;
 
 /** Bytes of the call records of the invocation a fork reads (MESH_MAX_FORK_BYTES, DESIGN §16 and §19). */
 export const DEFAULT_MAX_FORK_BYTES = 32 * 1024 * 1024;
+
+/**
+ * Bytes one client's event stream may hold in the gateway's buffer (MESH_STREAM_BUFFER_BYTES,
+ * docs/reference/bounds.md): past it its deltas are dropped (the next says `gap: true`); structural events wait.
+ */
+export const DEFAULT_STREAM_BUFFER_BYTES = 1024 * 1024;

@@ -12,6 +12,7 @@ import {
   DEFAULT_RUNNER_CONCURRENCY,
   DEFAULT_SESSION_MAX_BYTES,
   DEFAULT_SESSION_TTL_SECONDS,
+  DEFAULT_STREAM_BUFFER_BYTES,
 } from './defaults.js';
 import { MeshError } from './errors/mesh-error.js';
 import { type ClusterNodeAddress, parseClusterNodes } from './redis/cluster-nodes.js';
@@ -57,6 +58,8 @@ export interface ServiceEnv {
   maxCallsPerTurn: number;
   maxStreamsPerKey: number;
   maxStreams: number;
+  /** Bytes one client's event stream may hold in the gateway (MESH_STREAM_BUFFER_BYTES, docs/reference/bounds.md). */
+  streamBufferBytes: number;
   /** The call records (count and bytes) of an invocation a fork may read (DESIGN §19). */
   maxForkRecords: number;
   maxForkBytes: number;
@@ -135,6 +138,7 @@ export function serviceEnv(env: Record<string, string | undefined>): ServiceEnv 
     maxCallsPerTurn: int('MESH_MAX_CALLS_PER_TURN', DEFAULT_MAX_CALLS_PER_TURN, 1),
     maxStreamsPerKey: int('MESH_MAX_STREAMS_PER_KEY', 32, 1),
     maxStreams: int('MESH_MAX_STREAMS', 1024, 1),
+    streamBufferBytes: int('MESH_STREAM_BUFFER_BYTES', DEFAULT_STREAM_BUFFER_BYTES, 16 * 1024),
     maxForkRecords: int('MESH_MAX_FORK_RECORDS', DEFAULT_MAX_FORK_RECORDS, 1),
     maxForkBytes: int('MESH_MAX_FORK_BYTES', DEFAULT_MAX_FORK_BYTES, 1024),
     mcpWaitSeconds: int('MESH_MCP_WAIT_SECONDS', 300, 1),

@@ -42,6 +42,8 @@ t.test('each variable is read into its setting', async (t) => {
     [{ MESH_PUBLIC_URL: 'https://mesh.example.com' }, { publicUrl: 'https://mesh.example.com' }],
     [{}, { mcpWaitSeconds: 300 }],
     [{ MESH_MCP_WAIT_SECONDS: '5' }, { mcpWaitSeconds: 5 }],
+    [{}, { streamBufferBytes: 1024 * 1024 }],
+    [{ MESH_STREAM_BUFFER_BYTES: '65536' }, { streamBufferBytes: 65536 }],
     [
       { MESH_MAX_FORK_RECORDS: '50', MESH_MAX_FORK_BYTES: '4096' },
       { maxForkRecords: 50, maxForkBytes: 4096 },
@@ -57,6 +59,7 @@ t.test('every bad value is refused at once, each named by its variable', async (
     [{ MESH_MAX_DEPTH: '1.5', RUNNER_LOCK_MS: '10' }, ['MESH_MAX_DEPTH', 'RUNNER_LOCK_MS']],
     [{ MESH_PREFIX: 'a:b' }, ['MESH_PREFIX']],
     [{ MESH_MCP_WAIT_SECONDS: '0' }, ['MESH_MCP_WAIT_SECONDS']],
+    [{ MESH_STREAM_BUFFER_BYTES: '1000' }, ['MESH_STREAM_BUFFER_BYTES']],
     [
       { MESH_MAX_FORK_RECORDS: '0', MESH_MAX_FORK_BYTES: '10' },
       ['MESH_MAX_FORK_RECORDS', 'MESH_MAX_FORK_BYTES'],

@@ -5,6 +5,7 @@ import {
   DEFAULT_MAX_FORK_BYTES,
   DEFAULT_MAX_FORK_RECORDS,
   DEFAULT_SESSION_TTL_SECONDS,
+  DEFAULT_STREAM_BUFFER_BYTES,
   defineDispatchingAdd,
   ErrorBodySchema,
   isRedisCluster,
@@ -22,6 +23,8 @@ import { pino } from 'pino';
 import { a2aRoutes } from './a2a/a2a-route.js';
 import { EventHub } from './events/event-hub.js';
 import { StreamSlots } from './events/stream-slots.js';
+import { TreeStreams } from './events/tree-streams.js';
+import { WatchKeeper } from './events/watch-keeper.js';
 import { ForkService } from './forks/fork-service.js';
 import { publishDefinitions } from './forks/publish-definitions.js';
 import { InvocationService } from './invocations/invocation-service.js';
@@ -87,6 +90,13 @@ export interface GatewayOptions {
   maxResultBytes?: number;
   /** Bytes of a session's stored messages (MESH_SESSION_MAX_BYTES; default 1 MiB). */
   sessionMaxBytes?: number;
+  /** Bytes one client's event stream may hold in the gateway (MESH_STREAM_BUFFER_BYTES; default 1 MiB). */
+  streamBufferBytes?: number;
+  /** How long a structural event waits for a slow delta client before it is disconnected (default 30 s). */
+  slowClientMs?: number;
+  /** A tree's watch flag: its TTL and how often open delta streams refresh it (default 30 s, 10 s). */
+  watchTtlMs?: number;
+  watchRefreshMs?: number;
 }
 
 // How often the gateway writes its agents' definitions again (each lives longer than this).
@@ -225,11 +235,37 @@ export async function buildGateway(opts: GatewayOptions): Promise<Gateway> {
   await registerDocs(app, { auth: apiKeys !== undefined, publicUrl: opts.publicUrl });
   await registerConsole(app, { auth: apiKeys !== undefined, dir: opts.consoleDir });
   await app.register(healthRoutes, { redis, keys, mesh, registry });
+  // One count of open streams for every kind: event streams, invoke streams and A2A's streaming
+  // answers (docs/reference/bounds.md).
+  const streamSlots = new StreamSlots(opts.maxStreamsPerKey ?? 32, opts.maxStreams ?? 1024);
+  const heartbeatMs = opts.heartbeatMs ?? 15_000;
+  const watches = new WatchKeeper(redis, keys, opts.watchTtlMs, opts.watchRefreshMs);
+  const treeStreams = new TreeStreams({
+    redis,
+    keys,
+    reader: invocations,
+    hub,
+    watches,
+    idleMs: heartbeatMs,
+  });
+  // The end of every response still streaming a tree: the gateway ends them when it closes.
+  const streaming = new Set<() => void>();
+  app.addHook('onClose', async () => {
+    for (const end of [...streaming]) end();
+    treeStreams.closeAll();
+    watches.close();
+  });
+  const serve = {
+    bufferBytes: opts.streamBufferBytes ?? DEFAULT_STREAM_BUFFER_BYTES,
+    heartbeatMs,
+    slowClientMs: opts.slowClientMs,
+  };
   await app.register(agentRoutes, {
     mesh,
     invocations,
     defaultTimeoutSeconds: opts.defaultTimeoutSeconds,
     maxTimeoutSeconds,
+    stream: { streams: treeStreams, slots: streamSlots, watches, serve, open: streaming },
   });
   await app.register(invocationRoutes, { invocations, redis, keys });
   await app.register(callRoutes, { scripts: meshScripts(redis), keys, mesh });
@@ -255,8 +291,6 @@ export async function buildGateway(opts: GatewayOptions): Promise<Gateway> {
     waitSeconds: opts.mcpWaitSeconds ?? 300,
     defaultTimeoutSeconds: opts.defaultTimeoutSeconds,
   });
-  // One count of open streams for both kinds: event streams and A2A's streaming answers (DESIGN §16).
-  const streamSlots = new StreamSlots(opts.maxStreamsPerKey ?? 32, opts.maxStreams ?? 1024);
   await app.register(a2aRoutes, {
     mesh,
     slots: streamSlots,
@@ -268,12 +302,11 @@ export async function buildGateway(opts: GatewayOptions): Promise<Gateway> {
     defaultTimeoutSeconds: opts.defaultTimeoutSeconds,
   });
   await app.register(eventRoutes, {
-    redis,
-    keys,
     invocations,
-    hub,
+    streams: treeStreams,
     slots: streamSlots,
-    ...(opts.heartbeatMs === undefined ? {} : { heartbeatMs: opts.heartbeatMs }),
+    serve,
+    open: streaming,
   });
   return {
     app,

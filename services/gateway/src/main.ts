@@ -34,6 +34,7 @@ try {
     maxTimeoutSeconds: env.maxTimeoutSeconds,
     maxStreamsPerKey: env.maxStreamsPerKey,
     maxStreams: env.maxStreams,
+    streamBufferBytes: env.streamBufferBytes,
     mcpWaitSeconds: env.mcpWaitSeconds,
     sessionTtlSeconds: env.sessionTtlSeconds,
     maxForkRecords: env.maxForkRecords,

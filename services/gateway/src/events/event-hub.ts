@@ -14,6 +14,8 @@ interface Lane {
   readonly id: string;
   blocked: boolean;
   generation: number;
+  /** Counts kicks: a read whose keys were gathered before the last kick starts over. */
+  kicks: number;
   /** The connection `readerId` belongs to (a cluster may hand out a new one after a drop). */
   connection: Redis | undefined;
   readerId: number | undefined;
@@ -105,6 +107,7 @@ export class EventHub {
 
   private async loop(lane: Lane): Promise<void> {
     while (!this.closed) {
+      const kicks = lane.kicks;
       const groups = new Map<number, string[]>();
       for (const key of this.watched.keys()) {
         if (this.routes.laneOf(key) !== lane.id) continue;
@@ -123,7 +126,7 @@ export class EventHub {
         if (connection !== lane.connection) [lane.connection, lane.readerId] = [connection, undefined];
         replies =
           groups.size === 1
-            ? await this.block(lane, connection, [...groups.values()][0]!)
+            ? await this.block(lane, connection, [...groups.values()][0]!, kicks)
             : await this.poll(connection, [...groups.values()]);
       } catch {
         if (this.closed) return;
@@ -156,10 +159,15 @@ export class EventHub {
     }
   }
 
-  /** One blocking XREAD of keys one command may read together: the flat case, one slot or one server. */
-  private async block(lane: Lane, connection: Redis, keys: string[]): Promise<Reply[]> {
-    const ids = keys.map((k) => this.watched.get(k)!.lastSeen);
+  /**
+   * One blocking XREAD of keys one command may read together: the flat case, one slot or one server.
+   * A key watched while the reader's id was asked for (a delta stream watches two keys at once)
+   * makes it start over with it, instead of blocking without it.
+   */
+  private async block(lane: Lane, connection: Redis, keys: string[], kicks: number): Promise<Reply[]> {
     lane.readerId ??= (await connection.client('ID')) as number;
+    if (lane.kicks !== kicks) return [];
+    const ids = keys.map((k) => this.watched.get(k)?.lastSeen ?? '$');
     lane.generation++;
     lane.blocked = true;
     try {
@@ -211,6 +219,7 @@ export class EventHub {
         id,
         blocked: false,
         generation: 0,
+        kicks: 0,
         connection: undefined,
         readerId: undefined,
         wake: undefined,
@@ -219,6 +228,7 @@ export class EventHub {
       void this.loop(lane);
       return;
     }
+    lane.kicks++;
     lane.wake?.();
     if (lane.blocked) void this.unblock(lane, lane.generation);
   }

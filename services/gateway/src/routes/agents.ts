@@ -15,6 +15,7 @@ import { InvocationService } from '../invocations/invocation-service.js';
 import type { MeshState } from '../mesh-state.js';
 import { nameList } from '../setup/name-list.js';
 import { AgentListSchema, describeAgent } from './agent-description.js';
+import { type InvokeStreamDeps, invokeStreaming } from './invoke-stream.js';
 import { errorResponse, FORBIDDEN, namedResponse } from './responses.js';
 import { runQueryOf, runQueryProperties } from './run-query.js';
 
@@ -25,6 +26,8 @@ export interface AgentRoutesOptions {
   defaultTimeoutSeconds: number;
   /** The largest `?timeout` (MESH_MAX_TIMEOUT_SECONDS). */
   maxTimeoutSeconds: number;
+  /** What `?stream=true` needs. */
+  stream: InvokeStreamDeps;
 }
 
 const NOT_PUBLISHED = errorResponse('`unavailable`: the tool catalogue has not been published yet.');
@@ -34,7 +37,7 @@ const NameParams = {
   required: ['name'],
 };
 
-/** The query of an invoke operation: `wait`, `timeout`, `budget`, and a session's. */
+/** The query of an invoke operation: `wait`, `timeout`, `budget`, a session's, and `stream`. */
 function invokeQuery(defaultTimeoutSeconds: number, maxTimeoutSeconds: number): JsonSchema {
   return {
     type: 'object',
@@ -52,6 +55,11 @@ function invokeQuery(defaultTimeoutSeconds: number, maxTimeoutSeconds: number): 
         default: 'enqueue',
         description:
           'With `session`, while one of its invocations runs: run after it (`enqueue`), answer 409 `session_busy` (`reject`), or cancel it and run next (`interrupt`).',
+      },
+      stream: {
+        type: 'boolean',
+        description:
+          "With `true`, answer 200 text/event-stream at once: a `status` event whose `data` is the InvocationView, then the tree's events with deltas, until the invocation's terminal status (`wait` does not apply). Refusals stay JSON. Default `false`.",
       },
     },
     additionalProperties: false,
@@ -137,6 +145,7 @@ export const agentRoutes: FastifyPluginAsync<AgentRoutesOptions> = async (app, o
       budget?: number;
       session?: string;
       multitask?: Multitask;
+      stream?: boolean;
     };
     const run = runQueryOf(query, opts.defaultTimeoutSeconds);
     const idempotencyKey = idempotencyKeyOf(req.headers);
@@ -147,7 +156,7 @@ export const agentRoutes: FastifyPluginAsync<AgentRoutesOptions> = async (app, o
       if (!reply.raw.writableFinished) abort.abort();
     });
     const traceparent = req.headers.traceparent;
-    const view = await invocations.start(agent, req.body, {
+    const options = {
       timeoutMs: run.timeoutMs,
       waitMs: run.waitMs,
       untilDecision: true,
@@ -157,7 +166,10 @@ export const agentRoutes: FastifyPluginAsync<AgentRoutesOptions> = async (app, o
       idempotencyKey,
       budget: run.budget,
       session: query.session ? { id: query.session, multitask: query.multitask ?? 'enqueue' } : undefined,
-    });
+    };
+    if (query.stream === true)
+      return invokeStreaming(opts.stream, invocations, agent, req.body, options, req, reply);
+    const view = await invocations.start(agent, req.body, options);
     if (InvocationService.finished(view)) return reply.status(200).send(view);
     return reply.status(202).header('location', `/invocations/${view.id}`).send(view);
   };
@@ -177,7 +189,14 @@ export const agentRoutes: FastifyPluginAsync<AgentRoutesOptions> = async (app, o
           headers: { type: 'object', properties: { 'Idempotency-Key': IdempotencyKeyHeader } },
           ...(schemas.input ? { body: schemas.input } : {}),
           response: {
-            200: { ...view, 'x-response-description': 'The invocation ended within `wait`.' },
+            200: {
+              description:
+                'The invocation ended within `wait` (JSON); with `stream=true`, a text/event-stream: per event `id:`, `event:` and `data:` (a MeshEvent; the first a `status` event whose `data` is the InvocationView).',
+              content: {
+                'application/json': { schema: view },
+                'text/event-stream': { schema: { $ref: 'MeshEvent#' } },
+              },
+            },
             202: {
               ...view,
               'x-response-description':
@@ -186,6 +205,9 @@ export const agentRoutes: FastifyPluginAsync<AgentRoutesOptions> = async (app, o
             },
             400: errorResponse(
               '`invalid_input` (the body, query or Idempotency-Key; `details[].path` names each problem) or `invalid_json`.',
+            ),
+            429: errorResponse(
+              '`too_many_streams` (with `stream=true`): this API key, or the gateway, has as many streams open as allowed.',
             ),
             403: FORBIDDEN,
             404: errorResponse('`session_not_found`: another API key created the session.'),

@@ -10,8 +10,8 @@ const NUMBER_TEXT = /^[0-9]+(\.[0-9]+)?$/;
 /**
  * One validator for the gateway, the runners and the model-facing tools: it never coerces a body,
  * never applies defaults, never strips (DESIGN §3). Only a query string, which is text by nature,
- * has the digits of its `integer` and `number` parameters read as numbers, so the OpenAPI document
- * declares them typed. Declared headers are documentation: the routes check them (invocations/idempotency-key.ts).
+ * has the digits of its `integer` and `number` parameters read as numbers, and `true` / `false` of
+ * its `boolean` ones as booleans, so the OpenAPI document declares them typed. Declared headers are documentation: the routes check them (invocations/idempotency-key.ts).
  */
 export function installValidator(app: FastifyInstance): void {
   app.setValidatorCompiler(({ schema, httpPart }) => {
@@ -37,11 +37,11 @@ export function installValidator(app: FastifyInstance): void {
   });
 }
 
-/** The properties of a querystring schema declared `integer` or `number`. */
+/** The properties of a querystring schema declared `integer`, `number` or `boolean`. */
 function numericProperties(schema: JsonSchema): Properties {
   const props = (schema.properties ?? {}) as Properties;
   return Object.fromEntries(
-    Object.entries(props).filter(([, p]) => p.type === 'integer' || p.type === 'number'),
+    Object.entries(props).filter(([, p]) => ['integer', 'number', 'boolean'].includes(p.type as string)),
   );
 }
 
@@ -52,7 +52,9 @@ function readNumbers(data: unknown, numeric: Properties): unknown {
   for (const [name, p] of Object.entries(numeric)) {
     const raw = out[name];
     if (typeof raw !== 'string') continue;
-    if ((p.type === 'integer' ? INTEGER_TEXT : NUMBER_TEXT).test(raw)) out[name] = Number(raw);
+    if (p.type === 'boolean') {
+      if (raw === 'true' || raw === 'false') out[name] = raw === 'true';
+    } else if ((p.type === 'integer' ? INTEGER_TEXT : NUMBER_TEXT).test(raw)) out[name] = Number(raw);
   }
   return out;
 }
@@ -61,6 +63,7 @@ function readNumbers(data: unknown, numeric: Properties): unknown {
 function ruleOf(d: ErrorDetail, numeric: Properties): ErrorDetail {
   const p = numeric[d.path.slice(1)];
   if (!p) return d;
+  if (p.type === 'boolean') return { path: d.path, message: 'must be true or false' };
   const kind = p.type === 'integer' ? 'a whole number' : 'a number';
   const range =
     typeof p.minimum === 'number' && typeof p.maximum === 'number'
