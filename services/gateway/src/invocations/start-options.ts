@@ -1,4 +1,4 @@
-import type { AgentPlan, Multitask } from '@agentmesh/shared';
+import type { AgentPlan, Multitask, SessionMessage } from '@agentmesh/shared';
 
 /** How a root invocation is started. */
 export interface StartOptions {
@@ -16,6 +16,11 @@ export interface StartOptions {
   budget?: number | undefined;
   /** `?session` and `?multitask` (DESIGN §12): the conversation it continues, and how it waits its turn. */
   session?: { id: string; multitask: Multitask } | undefined;
+  /**
+   * Earlier messages the root's model sees before its input, as a session's history (a chat
+   * completion's, docs/guides/openai-compatible.md); not with `session`, whose own history stands.
+   */
+  history?: Pick<SessionMessage, 'role' | 'content'>[] | undefined;
 }
 
 /** The tree's token budget: `?budget` and the agent's `maxTokens`, the smaller wins; none when neither. */
