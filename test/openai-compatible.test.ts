@@ -9,7 +9,7 @@ import { keyLayout } from '@agentmesh/shared';
 import OpenAI, { APIError } from 'openai';
 import t, { type Test } from 'tap';
 import { type FakeScript, type SeenRequest, turnOf } from './support/fake-model.js';
-import { startMesh } from './support/mesh.js';
+import { listenGateway, startMesh } from './support/mesh.js';
 import { waitUntil } from './support/wait-until.js';
 
 const coderFile = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'openai-compat-')), 'coder.mjs');
@@ -424,6 +424,44 @@ t.test(
     for (let next = await chunks.next(); !next.done; next = await chunks.next())
       seen += next.value.choices[0]?.delta.content ?? '';
     t.equal(seen, 'draft\n\nhello world', 'the recorded reply completes the text its deltas began');
+  },
+);
+
+t.test(
+  'a gateway shutting down ends its completions with 503 unavailable; the invocations go on',
+  async (t) => {
+    const { gateway, base: other } = await listenGateway(t, mesh, { apiKeys: 'all-key' });
+    const otherAi = new OpenAI({ apiKey: 'all-key', baseURL: `${other}/v1`, maxRetries: 0 });
+    const ask = { model: 'guard', messages: [{ role: 'user' as const, content: 'go' }] };
+    const stream = await otherAi.chat.completions.create({ ...ask, stream: true });
+    const chunks = stream[Symbol.asyncIterator]();
+    const rootId = (await chunks.next()).value!.id.slice('chatcmpl-'.length);
+    const plain = refusal(otherAi.chat.completions.create(ask));
+    await waitUntil(
+      async () => (await mesh.get('/approvals')).json.items.length === 2,
+      30_000,
+      () => 'both to wait on their approvals',
+    );
+    await gateway.close();
+    const streamed = await refusal(
+      (async () => {
+        for (let next = await chunks.next(); !next.done; next = await chunks.next());
+      })(),
+    );
+    t.match(streamed, {
+      error: {
+        type: 'server_error',
+        code: 'unavailable',
+        message: new RegExp(`invocation ${rootId} goes on`),
+      },
+    });
+    t.match(await plain, { status: 503, error: { type: 'server_error', code: 'unavailable' } });
+    t.equal((await mesh.get(`/invocations/${rootId}`)).json.status, 'waiting', 'the invocation goes on');
+    for (const item of (await mesh.get('/approvals')).json.items)
+      await mesh.request('POST', `/invocations/${item.invocationId}/approvals/${item.callId}`, {
+        payload: { approved: true },
+      });
+    await mesh.waitForStatus(rootId, 'succeeded');
   },
 );
 

@@ -54,6 +54,12 @@ export const openAiRoutes: FastifyPluginAsync<OpenAiRoutesOptions> = async (app,
   // When this gateway started: the `created` of every model.
   const created = Math.floor(Date.now() / 1000);
   app.addHook('onSend', toOpenAiErrors);
+  // Closing the gateway ends its open streams (each tells its client why) before the server waits
+  // for its connections to end: `preClose`, as `onClose` runs only after that.
+  const open = new Set<() => void>();
+  app.addHook('preClose', async () => {
+    for (const end of open) end();
+  });
   installNotFound(app);
 
   const ready = () => {
@@ -190,7 +196,7 @@ export const openAiRoutes: FastifyPluginAsync<OpenAiRoutesOptions> = async (app,
       const traceparent = typeof req.headers.traceparent === 'string' ? req.headers.traceparent : undefined;
       const owner = req.meshCaller.owner;
       if (body.stream === true) {
-        const deps = { ...opts, heartbeatMs: opts.heartbeatMs ?? 15_000 };
+        const deps = { ...opts, heartbeatMs: opts.heartbeatMs ?? 15_000, open };
         const includeUsage = body.stream_options?.include_usage === true;
         return streamCompletion(deps, req, reply, agent, chat, {
           timeoutMs,

@@ -25,6 +25,8 @@ export interface StreamDeps {
   slots: StreamSlots;
   source: TreeSource;
   heartbeatMs: number;
+  /** Open streams, each by the function that ends it (the gateway closing ends them all). */
+  open: Set<() => void>;
 }
 
 // Past the deadline a runner ends the invocation itself; this long after it, the stream stops waiting.
@@ -84,6 +86,8 @@ export async function streamCompletion(
     () => stop.abort(),
     Math.max(0, Date.parse(view.deadline) + DEADLINE_GRACE_MS - Date.now()),
   );
+  const end = () => stop.abort();
+  deps.open.add(end);
   try {
     await send(chatChunk(view, { delta: { role: 'assistant', content: '' }, finish_reason: null }));
     const text = new RootText(view.id);
@@ -110,6 +114,7 @@ export async function streamCompletion(
   } finally {
     clearInterval(heartbeat);
     clearTimeout(deadline);
+    deps.open.delete(end);
     unwatch();
     release();
     stop.abort();
@@ -124,13 +129,23 @@ function endsRoot(event: MeshEvent): boolean {
   return event.type === 'status' && typeof status === 'string' && isTerminal(status);
 }
 
-/** The error a stream ends with: the invocation's own, or past its deadline still running. */
-export function failure(view: InvocationView): ReturnType<typeof invocationError> {
+/**
+ * The error a completion that did not succeed answers: the invocation's own; for one still running,
+ * past its deadline `deadline_exceeded`, else `unavailable` (the gateway stopped waiting: it is
+ * shutting down). Either names the invocation, which goes on.
+ */
+export function failure(view: InvocationView, now = Date.now()): ReturnType<typeof invocationError> {
   if (view.error) return invocationError(view.error);
   if (isTerminal(view.status))
     return invocationError({ code: 'cancelled', message: `The invocation was ${view.status}.` });
+  const follow = `follow it at GET /invocations/${view.id}`;
+  if (now >= Date.parse(view.deadline))
+    return invocationError({
+      code: 'deadline_exceeded',
+      message: `Invocation ${view.id} is still ${view.status} past its deadline; ${follow}.`,
+    });
   return invocationError({
-    code: 'deadline_exceeded',
-    message: `Invocation ${view.id} is still ${view.status} past its deadline; follow it at GET /invocations/${view.id}.`,
+    code: 'unavailable',
+    message: `The gateway is shutting down; invocation ${view.id} goes on: ${follow}.`,
   });
 }
