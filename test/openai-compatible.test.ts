@@ -428,6 +428,47 @@ t.test(
 );
 
 t.test(
+  'the bounds of invoke and of streams hold: 413 past the body limit, 429 past the open streams',
+  async (t) => {
+    const { base: other } = await listenGateway(t, mesh, { apiKeys: 'all-key', maxStreamsPerKey: 1 });
+    const otherAi = new OpenAI({ apiKey: 'all-key', baseURL: `${other}/v1`, maxRetries: 0 });
+    const big = await refusal(
+      otherAi.chat.completions.create({
+        model: 'chat',
+        messages: [{ role: 'user', content: 'x'.repeat(1100_000) }],
+      }),
+    );
+    t.match(big, { status: 413, error: { type: 'invalid_request_error', code: 'payload_too_large' } });
+    const ask = {
+      model: 'guard',
+      messages: [{ role: 'user' as const, content: 'go' }],
+      stream: true as const,
+    };
+    const before = (await mesh.get('/invocations?agent=guard&limit=100')).json.items.length;
+    const first = (await otherAi.chat.completions.create(ask))[Symbol.asyncIterator]();
+    const rootId = (await first.next()).value!.id.slice('chatcmpl-'.length);
+    t.match(await refusal(otherAi.chat.completions.create(ask)), {
+      status: 429,
+      error: { type: 'invalid_request_error', code: 'too_many_streams' },
+    });
+    t.equal(
+      (await mesh.get('/invocations?agent=guard&limit=100')).json.items.length,
+      before + 1,
+      'the refused one started nothing',
+    );
+    await approveWhenAsked(t);
+    let content = '';
+    for (let next = await first.next(); !next.done; next = await first.next())
+      content += next.value.choices[0]?.delta.content ?? '';
+    t.equal(content, 'hello world');
+    t.equal((await mesh.get(`/invocations/${rootId}`)).json.status, 'succeeded');
+    const again = await otherAi.chat.completions.create({ ...ask, model: 'chat' });
+    for await (const _ of again);
+    t.pass('the slot is free once the stream ended');
+  },
+);
+
+t.test(
   'a gateway shutting down ends its completions with 503 unavailable; the invocations go on',
   async (t) => {
     const { gateway, base: other } = await listenGateway(t, mesh, { apiKeys: 'all-key' });
