@@ -14,13 +14,13 @@ export interface StartOptions {
   idempotencyKey?: string | undefined;
   /** `?budget`: the tree's token budget; the agent's `maxTokens` applies too, the smaller wins. */
   budget?: number | undefined;
-  /** `?session` and `?multitask` (DESIGN §12): the conversation it continues, and how it waits its turn. */
-  session?: { id: string; multitask: Multitask } | undefined;
   /**
    * Earlier messages the root's model sees before its input, as a session's history (a chat
    * completion's, docs/guides/openai-compatible.md); not with `session`, whose own history stands.
    */
   history?: Pick<SessionMessage, 'role' | 'content'>[] | undefined;
+  /** `?session` and `?multitask` (DESIGN §12): the conversation it continues, and how it waits its turn. */
+  session?: { id: string; multitask: Multitask } | undefined;
 }
 
 /** The tree's token budget: `?budget` and the agent's `maxTokens`, the smaller wins; none when neither. */
