@@ -10,6 +10,7 @@ import OpenAI, { APIError } from 'openai';
 import t, { type Test } from 'tap';
 import { type FakeScript, type SeenRequest, turnOf } from './support/fake-model.js';
 import { listenGateway, startMesh } from './support/mesh.js';
+import { monitorRedis } from './support/redis-monitor.js';
 import { waitUntil } from './support/wait-until.js';
 
 const coderFile = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'openai-compat-')), 'coder.mjs');
@@ -375,6 +376,29 @@ t.test('a streamed completion of an agent without model calls sends its output a
   });
   t.equal(plain.choices[0]!.message.content, 'hi Bob');
 });
+
+t.test(
+  'a stream watches its tree before the invocation exists, so its first model call is published',
+  async (t) => {
+    const monitor = await monitorRedis(mesh.redis.port);
+    t.teardown(() => monitor.stop());
+    const stream = await openai.chat.completions.create({
+      model: 'chat',
+      messages: [{ role: 'user', content: 'hi' }],
+      stream: true,
+    });
+    let rootId = '';
+    for await (const chunk of stream) rootId = chunk.id.slice('chatcmpl-'.length);
+    monitor.stop();
+    const keys = keyLayout(mesh.prefix);
+    const at = (match: (args: string[]) => boolean) => monitor.seen.findIndex((c) => match(c.args));
+    const watched = at((a) => a[0]?.toUpperCase() === 'SET' && a[1] === keys.watch(rootId));
+    const created = at((a) => a[0]?.toUpperCase() === 'HSET' && a[1] === keys.invocation(rootId, rootId));
+    t.ok(watched >= 0 && created >= 0, 'both seen');
+    t.ok(watched < created, 'the watch flag is set before the invocation is written');
+    t.match(monitor.seen[watched]!.args.slice(2), ['1', /^px$/i, '30000']);
+  },
+);
 
 t.test(
   "a stream watches its tree and sends the root's deltas as they come, a reset after a blank line",

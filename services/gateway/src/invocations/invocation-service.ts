@@ -71,6 +71,7 @@ export class InvocationService extends InvocationReader {
     const opts = { ...options, traceparent: callerTraceparent(options.traceparent) };
     const fresh = newRootId();
     const id = opts.idempotencyKey === undefined ? fresh : await this.claim(agent.name, input, fresh, opts);
+    await opts.beforeLaunch?.(id, id === fresh);
     return this.launch(
       id,
       id === fresh

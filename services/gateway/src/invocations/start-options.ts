@@ -21,6 +21,12 @@ export interface StartOptions {
   history?: Pick<SessionMessage, 'role' | 'content'>[] | undefined;
   /** `?session` and `?multitask` (DESIGN §12): the conversation it continues, and how it waits its turn. */
   session?: { id: string; multitask: Multitask } | undefined;
+  /**
+   * Called once the invocation's id is known, before it is created (`fresh`) or rejoined (an
+   * Idempotency-Key's): invoke?stream=true watches the tree from here, so its first deltas are
+   * published (docs/guides/streaming.md).
+   */
+  beforeLaunch?: ((id: string, fresh: boolean) => Promise<void>) | undefined;
 }
 
 /** The tree's token budget: `?budget` and the agent's `maxTokens`, the smaller wins; none when neither. */

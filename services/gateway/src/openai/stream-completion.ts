@@ -50,11 +50,19 @@ export async function streamCompletion(
 ): Promise<void> {
   const release = deps.slots.acquire(req.meshCaller.owner);
   let view: InvocationView;
-  let unwatch: () => void;
+  // Watched before the invocation exists, so the runners publish its first model call's text too.
+  let unwatch: (() => void) | undefined;
   try {
-    view = await deps.invocations.start(agent, chat.input, { ...opts, waitMs: 0, history: chat.history });
-    unwatch = await watchTree(deps.redis, deps.keys, view.id);
+    view = await deps.invocations.start(agent, chat.input, {
+      ...opts,
+      waitMs: 0,
+      history: chat.history,
+      beforeLaunch: async (id) => {
+        unwatch = await watchTree(deps.redis, deps.keys, id);
+      },
+    });
   } catch (e) {
+    unwatch?.();
     release();
     throw e;
   }
@@ -115,7 +123,7 @@ export async function streamCompletion(
     clearInterval(heartbeat);
     clearTimeout(deadline);
     deps.open.delete(end);
-    unwatch();
+    unwatch?.();
     release();
     stop.abort();
     raw.end();
