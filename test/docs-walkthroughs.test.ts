@@ -158,6 +158,16 @@ const CHECKS: Record<string, Check> = {
       'researcher',
     ]);
   },
+  'openai-models': (t, lines) => {
+    t.strictSame(lines, ['planner', 'researcher', 'fact_checker', 'publisher']);
+  },
+  'openai-curl': (t, lines) => {
+    t.strictSame(lines, ['chat.completion', '[offline demo model] ', 'stop', 'true']);
+  },
+  'openai-stream': (t, lines) => {
+    t.ok(lines[0]?.startsWith('[offline demo model] '), 'the answer streamed');
+    t.equal(lines.at(-1), 'tokens: true', "then the tree's usage");
+  },
   'a2a-sdk': (t, lines) => {
     t.strictSame(lines, ['true', 'text,data']);
   },

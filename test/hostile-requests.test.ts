@@ -93,7 +93,10 @@ const path = fc.oneof(
     '/docs/json',
     '/docs/static/../../package.json',
     '/docs/static/%2e%2e/%2e%2e/package.json',
+    '/v1/models',
+    '/v1/chat/completions',
   ),
+  segment.map((s) => `/v1/models/${s}`),
   segment.map((s) => `/agents/${s}/invoke`),
   segment.map((s) => `/agents/${s}`),
   segment.map((s) => `/invocations/${s}`),
@@ -135,11 +138,31 @@ const headers = fc.array(
   { maxLength: 5 },
 );
 
+// A chat completion (docs/guides/openai-compatible.md) of hostile messages, streamed or not.
+const chat = fc
+  .record({
+    model: fc.oneof(fc.constantFrom('echo', 'coder'), hostileString),
+    messages: fc.array(
+      fc.record({
+        role: fc.oneof(fc.constantFrom('user', 'assistant', 'system', 'tool'), hostileString),
+        content: fc.oneof(
+          hostileString,
+          fc.jsonValue(),
+          fc.array(fc.record({ type: fc.constantFrom('text', 'image_url'), text: hostileString })),
+        ),
+      }),
+      { maxLength: 4 },
+    ),
+    stream: fc.oneof(fc.boolean(), fc.jsonValue()),
+  })
+  .map((v) => JSON.stringify(v));
+
 const deep = (n: number) => `${'['.repeat(n)}${']'.repeat(n)}`;
 const body = fc.oneof(
   fc.constant(undefined),
   fc.jsonValue().map((v) => JSON.stringify(v)),
   fc.record({ prompt: hostileString }).map((v) => JSON.stringify(v)),
+  chat,
   fc.dictionary(hostileString, fc.jsonValue(), { maxKeys: 4 }).map((v) => JSON.stringify(v)),
   fc.string({ unit: 'binary', maxLength: 200 }),
   fc.constantFrom(

@@ -84,7 +84,8 @@ t.test('every documented path answers another method with 405 and the methods it
       .replace('{id}', 'inv_00000000000000000000000000000000')
       .replace('{callId}', 't0-c0')
       .replace('{name}', 'echo')
-      .replace('{agent}', 'echo');
+      .replace('{agent}', 'echo')
+      .replace('{model}', 'echo');
   for (const [p, ops] of Object.entries(doc.paths)) {
     const documented = Object.keys(ops).map((m) => m.toUpperCase());
     const allowed = [...documented, ...(documented.includes('GET') ? ['HEAD'] : [])].sort();

@@ -103,6 +103,8 @@ t.test('every operation has an operationId, a summary, security and described re
     'get /metrics',
     'get /readyz',
     'get /sessions/{id}',
+    'get /v1/models',
+    'get /v1/models/{model}',
     'post /a2a/{agent}',
     'post /agents/echo/invoke',
     'post /agents/lead/invoke',
@@ -111,6 +113,7 @@ t.test('every operation has an operationId, a summary, security and described re
     'post /invocations/{id}/approvals/{callId}',
     'post /invocations/{id}/fork',
     'post /mcp',
+    'post /v1/chat/completions',
   ]);
   const ids = ops.map((o) => o.op.operationId);
   t.equal(new Set(ids).size, ids.length, 'operationIds are unique');
@@ -119,12 +122,15 @@ t.test('every operation has an operationId, a summary, security and described re
     t.strictSame(op.security, [], `${at}: no security with auth off`);
     for (const [status, r] of Object.entries(op.responses)) {
       t.not(r.description, 'Default Response', `${at} ${status} is described`);
-      // Past the gateway's own checks, /mcp's 406 is the MCP transport's JSON-RPC error.
+      // Past the gateway's own checks, /mcp's 406 is the MCP transport's JSON-RPC error. The
+      // OpenAI-compatible routes answer in OpenAI's shape, but for what Node refuses before them.
+      const openAi = at.includes(' /v1/') && !['408', '414', '431'].includes(status);
+      const body = openAi ? 'OpenAIErrorBody' : 'ErrorBody';
       if (Number(status) >= 400 && !(at === 'post /mcp' && status === '406'))
         t.strictSame(
           r.content?.['application/json']?.schema,
-          { $ref: '#/components/schemas/ErrorBody' },
-          `${at} ${status} is an ErrorBody`,
+          { $ref: `#/components/schemas/${body}` },
+          `${at} ${status} is an ${body}`,
         );
     }
   }

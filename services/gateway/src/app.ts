@@ -31,6 +31,8 @@ import { InvocationService } from './invocations/invocation-service.js';
 import { Waiters } from './invocations/waiters.js';
 import { mcpRoutes } from './mcp/mcp-route.js';
 import { MeshState } from './mesh-state.js';
+import { openAiRoutes } from './openai/openai-route.js';
+import { hubTreeSource } from './openai/tree-source.js';
 import { agentRoutes } from './routes/agents.js';
 import { approvalRoutes } from './routes/approvals.js';
 import { callRoutes } from './routes/calls.js';
@@ -300,6 +302,17 @@ export async function buildGateway(opts: GatewayOptions): Promise<Gateway> {
     auth: apiKeys !== undefined,
     publicUrl: opts.publicUrl,
     defaultTimeoutSeconds: opts.defaultTimeoutSeconds,
+  });
+  await app.register(openAiRoutes, {
+    prefix: '/v1',
+    mesh,
+    invocations,
+    redis,
+    keys,
+    slots: streamSlots,
+    source: hubTreeSource({ redis, keys, hub }),
+    defaultTimeoutSeconds: opts.defaultTimeoutSeconds,
+    ...(opts.heartbeatMs === undefined ? {} : { heartbeatMs: opts.heartbeatMs }),
   });
   await app.register(eventRoutes, {
     invocations,

@@ -22,7 +22,7 @@ import {
 import type { Queue } from 'bullmq';
 import { wakeParkedJob } from '../approvals/wake-parked-job.js';
 import { ANYONE, type Caller } from '../auth/caller.js';
-import { GatewaySessions, sessionFields } from '../sessions/gateway-sessions.js';
+import { GatewaySessions, historyFields, sessionFields } from '../sessions/gateway-sessions.js';
 import { dropQueued } from './drop-queued.js';
 import { IdempotencyStore } from './idempotency-store.js';
 import { InvocationReader } from './invocation-reader.js';
@@ -186,7 +186,7 @@ export class InvocationService extends InvocationReader {
         ...(opts.traceparent ? { traceparent: opts.traceparent } : {}),
         ...budgetOf(agent, opts),
       }),
-      ...sessionFields(opts.session?.id, claim),
+      ...(opts.session ? sessionFields(opts.session.id, claim) : historyFields(opts.history)),
     );
     // On a cluster the invocation and its queue are on different nodes, served in no common order:
     // the job is added only once the invocation exists (on one server, one connection keeps it).

@@ -1,4 +1,4 @@
-import type { AgentPlan, Multitask } from '@agentmesh/shared';
+import type { AgentPlan, Multitask, SessionMessage } from '@agentmesh/shared';
 
 /** How a root invocation is started. */
 export interface StartOptions {
@@ -14,6 +14,11 @@ export interface StartOptions {
   idempotencyKey?: string | undefined;
   /** `?budget`: the tree's token budget; the agent's `maxTokens` applies too, the smaller wins. */
   budget?: number | undefined;
+  /**
+   * Earlier messages the root's model sees before its input, as a session's history (a chat
+   * completion's, docs/guides/openai-compatible.md); not with `session`, whose own history stands.
+   */
+  history?: Pick<SessionMessage, 'role' | 'content'>[] | undefined;
   /** `?session` and `?multitask` (DESIGN §12): the conversation it continues, and how it waits its turn. */
   session?: { id: string; multitask: Multitask } | undefined;
   /**

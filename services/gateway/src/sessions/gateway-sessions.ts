@@ -113,6 +113,14 @@ export function sessionFields(session: string | undefined, claim: SessionClaim |
   return fields;
 }
 
+/**
+ * The hash field giving a root invocation without a session the history its model sees first (a
+ * chat completion's earlier messages); the runner reads it as a session's.
+ */
+export function historyFields(history: Pick<SessionMessage, 'role' | 'content'>[] | undefined): string[] {
+  return history && history.length > 0 ? ['history', JSON.stringify(history)] : [];
+}
+
 /** An opaque cursor: base64url of `[position]`, the position of a page's first message. */
 function encodeCursor(position: number): string {
   return Buffer.from(JSON.stringify([position])).toString('base64url');

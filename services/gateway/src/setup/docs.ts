@@ -2,6 +2,7 @@ import { CallDetail, InvocationView, MeshEvent } from '@agentmesh/shared';
 import swagger from '@fastify/swagger';
 import swaggerUi, { type FastifySwaggerUiOptions } from '@fastify/swagger-ui';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { OPENAI_SCHEMAS } from '../openai/openai-schema.js';
 import { AgentDescriptionSchema } from '../routes/agent-description.js';
 import { documentRoute } from './document-route.js';
 import { MESH_NAME, meshLogo } from './mesh-logo.js';
@@ -48,6 +49,7 @@ export async function registerDocs(app: FastifyInstance, opts: DocsOptions): Pro
   app.addSchema({ $id: 'MeshEvent', ...MeshEvent });
   app.addSchema({ $id: 'CallDetail', ...CallDetail });
   app.addSchema(AgentDescriptionSchema);
+  for (const schema of OPENAI_SCHEMAS) app.addSchema(schema);
   await app.register(swagger, {
     openapi: {
       openapi: '3.1.0',
@@ -61,6 +63,11 @@ export async function registerDocs(app: FastifyInstance, opts: DocsOptions): Pro
       tags: [
         { name: 'agents', description: 'The agents, and one invoke operation per agent.' },
         { name: 'invocations', description: 'Invocations: read, list, cancel, follow their events.' },
+        {
+          name: 'openai-compatible',
+          description:
+            'The agents as OpenAI chat models (`/v1`): any OpenAI SDK or chat UI talks to them. Errors are OpenAI\'s `{"error": {message, type, code}}`.',
+        },
         { name: 'health', description: 'Liveness, readiness and metrics (open with auth on).' },
         { name: 'docs', description: 'This document and its Swagger UI.' },
       ],

@@ -1,5 +1,6 @@
 import type { JsonSchema } from '@agentmesh/shared';
 import type { RouteOptions } from 'fastify';
+import { openAiErrorResponse } from '../openai/openai-schema.js';
 import { errorResponse } from '../routes/responses.js';
 import { isOpen } from './auth.js';
 
@@ -38,9 +39,11 @@ const TRANSPORT = {
   414: errorResponse('`url_too_long`: the URL is longer than the gateway reads.'),
   431: errorResponse('`headers_too_large`: the headers are larger than the gateway reads.'),
 };
-const UNAUTHORIZED = errorResponse(
-  '`unauthorized`: no API key, or not one of MESH_API_KEYS (with `WWW-Authenticate: Bearer`).',
-);
+const UNAUTHORIZED_TEXT =
+  '`unauthorized`: no API key, or not one of MESH_API_KEYS (with `WWW-Authenticate: Bearer`).';
+const UNAUTHORIZED = errorResponse(UNAUTHORIZED_TEXT);
+// The OpenAI-compatible routes answer in OpenAI's shape (openai/openai-error.ts), 401 too.
+const UNAUTHORIZED_OPENAI = openAiErrorResponse(UNAUTHORIZED_TEXT);
 
 /**
  * How a route appears in the OpenAPI document (@fastify/swagger's `transform`): the docs routes
@@ -65,7 +68,7 @@ export function documentRoute(
       security: secured ? [{ bearerAuth: [] }] : [],
       response: {
         ...responses,
-        ...(secured ? { 401: UNAUTHORIZED } : {}),
+        ...(secured ? { 401: url.startsWith('/v1/') ? UNAUTHORIZED_OPENAI : UNAUTHORIZED } : {}),
         ...(auth && forbidden ? { 403: forbidden } : {}),
         ...TRANSPORT,
       },
