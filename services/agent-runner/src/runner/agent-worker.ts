@@ -7,7 +7,7 @@ import type { Slots } from '../slots.js';
 import { reactStart, runActivation } from '../steps/run-activation.js';
 import type { RunnerContext } from '../steps/runner-context.js';
 import { DispatchedTakes } from './dispatched-takes.js';
-import { EarlyStarts, type JobRun } from './early-start.js';
+import { EarlyStarts } from './early-start.js';
 import { endFailedJob, isLastAttempt } from './end-failed-job.js';
 import { COMPLETE_COMMAND, defineFetchScripts, FETCH_COMMANDS, takeFetchHints } from './fetch-scripts.js';
 import { FinishesInCompletion } from './finish-in-completion.js';
@@ -62,9 +62,9 @@ export function startAgentWorker(name: string, ctx: RunnerContext, s: WorkerSett
     finishes = new FinishesInCompletion();
     finishes.attach(connection, COMPLETE_COMMAND.name, COMPLETE_COMMAND.keys);
   }
-  // One job's activation, within the runner's slots; started by its take (EarlyStarts) or by
-  // BullMQ's processor call, whichever comes first.
-  const start = (job: Job, token: string): JobRun => {
+  // One job's activation, within the runner's slots: BullMQ's processor call, made as soon as its
+  // take answered when the take activated it (EarlyStarts). `signal` is aborted when its lock is lost.
+  const start = async (job: Job, token: string, signal: AbortSignal | undefined): Promise<void> => {
     const taken = takes.take(job.id);
     // In flight (a cancel aborts it) from before it waits for a slot: it may be activated already.
     const cancel = new AbortController();
@@ -74,63 +74,47 @@ export function startAgentWorker(name: string, ctx: RunnerContext, s: WorkerSett
     inFlight.set(invocationId, cancel);
     // The job's own signal (its lock lost) aborts the activation too; linked by hand, not with
     // AbortSignal.any, whose links outlive the job.
-    let lockSignal: AbortSignal | undefined;
-    const onLockLost = () => cancel.abort(lockSignal?.reason);
-    const done = (async () => {
-      const waited = await slots.acquire();
+    const onLockLost = () => cancel.abort(signal?.reason);
+    if (signal?.aborted) onLockLost();
+    else signal?.addEventListener('abort', onLockLost, { once: true });
+    const waited = await slots.acquire();
+    ctx.metrics.slotsInUse.set(slots.inUse);
+    try {
+      await runActivation(
+        ctx,
+        job,
+        token,
+        cancel.signal,
+        taken === undefined ? undefined : { reply: taken, late: waited },
+        finishes,
+      );
+    } catch (e) {
+      // The last attempt of a system fault: its invocation ends before BullMQ fails the job, so
+      // a parent moved on by that failure finds its delegation's outcome written. Not when the
+      // activation was aborted: its lock may be lost, and another runner hold the invocation.
+      if (!cancel.signal.aborted && isSystemFault(e) && isLastAttempt(job))
+        await endFailedJob(ctx, job, undefined, job.attemptsMade + 1);
+      await settleJobError(e, job, token);
+    } finally {
+      signal?.removeEventListener('abort', onLockLost);
+      inFlight.delete(invocationId);
+      slots.release();
       ctx.metrics.slotsInUse.set(slots.inUse);
-      try {
-        await runActivation(
-          ctx,
-          job,
-          token,
-          cancel.signal,
-          taken === undefined ? undefined : { reply: taken, late: waited },
-          finishes,
-        );
-      } catch (e) {
-        // The last attempt of a system fault: its invocation ends before BullMQ fails the job, so
-        // a parent moved on by that failure finds its delegation's outcome written. Not when the
-        // activation was aborted: its lock may be lost, and another runner hold the invocation.
-        if (!cancel.signal.aborted && isSystemFault(e) && isLastAttempt(job))
-          await endFailedJob(ctx, job, undefined, job.attemptsMade + 1);
-        await settleJobError(e, job, token);
-      } finally {
-        lockSignal?.removeEventListener('abort', onLockLost);
-        inFlight.delete(invocationId);
-        slots.release();
-        ctx.metrics.slotsInUse.set(slots.inUse);
-      }
-    })();
-    const link = (signal: AbortSignal | undefined) => {
-      lockSignal = signal;
-      if (signal?.aborted) onLockLost();
-      else signal?.addEventListener('abort', onLockLost, { once: true });
-    };
-    return { done, link };
+    }
   };
-  const early = new EarlyStarts(start);
-  const worker = new Worker(
-    queueName(name),
-    (job, token, signal) => {
-      const run = early.run(job, token ?? '');
-      run.link(signal);
-      return run.done;
-    },
-    {
-      connection,
-      prefix: s.keys.bullPrefix,
-      concurrency: s.concurrency,
-      lockDuration: s.lockDurationMs,
-      ...stalledCheckSettings(s),
-      // Kept in each job it takes (`pb`): the gone-runner watch finds a dead runner's jobs by it.
-      name: ctx.runnerId,
-      // With dispatches, it runs once its blocks can take them (below).
-      autorun: !finishes,
-    },
-  );
+  const worker = new Worker(queueName(name), (job, token, signal) => start(job, token ?? '', signal), {
+    connection,
+    prefix: s.keys.bullPrefix,
+    concurrency: s.concurrency,
+    lockDuration: s.lockDurationMs,
+    ...stalledCheckSettings(s),
+    // Kept in each job it takes (`pb`): the gone-runner watch finds a dead runner's jobs by it.
+    name: ctx.runnerId,
+    // With dispatches, it runs once its blocks can take them (below).
+    autorun: !finishes,
+  });
   takeFetchHints(worker);
-  early.attach(worker, (jobId) => takes.has(jobId));
+  new EarlyStarts().attach(worker, (jobId) => takes.has(jobId));
   // BullMQ says `failed` of every failed attempt; a job given up (its attempts spent, its data
   // unreadable, stalled past the limit) must not leave its invocation running (DESIGN §7).
   worker.on('failed', (job) => {
