@@ -1,7 +1,7 @@
 // Many parent+child trees at once, on a runner process with the shipped slot count: every job is
 // processed and completed with the lock its last take holds, so none is left active until its lock
 // lapses. Told by BullMQ's own state, counters and event streams (no job active or locked, no
-// `stalled` event, no extra take), never by timing. Before the fix (runner/early-start.ts), a
+// `stalled` event, no extra take), never by timing. Before the fix (queue/fast-path/early-start.ts), a
 // parent taken again on its resumption was completed with its first take's token and stayed
 // active until BullMQ's stalled check moved it.
 import { keyLayout, queueName } from '@agentmesh/shared';

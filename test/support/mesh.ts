@@ -82,8 +82,12 @@ export interface MeshOptions {
   aof?: boolean;
   /** Every service on a local three-master Redis Cluster instead of one server (DESIGN §15). */
   cluster?: boolean;
-  /** In-process runners activate in the take of a job (default true; see take-activation.ts). */
-  activateInTake?: boolean;
+  /**
+   * The queue fast path of the in-process gateway and runners (docs/architecture/queue-fast-path.md):
+   * MESH_QUEUE_FASTPATH of the test's environment (on unless `off`) unless told. Service processes
+   * (`startService`) read the same variable from the environment they inherit.
+   */
+  queueFastPath?: boolean;
   /**
    * A tools module for a tool-host started as a process (`npm run tool-host`) instead of in-process;
    * `toolHostEnv` is added to its environment.
@@ -107,6 +111,9 @@ export interface MeshOptions {
 }
 
 const silent = { info() {}, warn() {}, error() {}, debug() {} };
+
+/** The queue fast path as the test's environment sets it: `MESH_QUEUE_FASTPATH=off` runs stock BullMQ. */
+export const QUEUE_FAST_PATH = process.env.MESH_QUEUE_FASTPATH !== 'off';
 
 /** What every in-process runner of a test mesh gets unless told otherwise. */
 const RUNNER_DEFAULTS = {
@@ -186,7 +193,7 @@ export async function startMesh(t: Test, opts: MeshOptions): Promise<TestMesh> {
       ...RUNNER_DEFAULTS,
       limits: { ...RUNNER_DEFAULTS.limits, ...opts.limits },
       ...(opts.watchdog ? { watchdog: opts.watchdog } : {}),
-      ...(opts.activateInTake === false ? { activateInTake: false } : {}),
+      queueFastPath: opts.queueFastPath ?? QUEUE_FAST_PATH,
     });
     t.teardown(() => runner.close());
     runners.push(runner);
@@ -197,6 +204,7 @@ export async function startMesh(t: Test, opts: MeshOptions): Promise<TestMesh> {
     redisUrl: redis.url,
     redisClusterNodes,
     prefix,
+    queueFastPath: opts.queueFastPath ?? QUEUE_FAST_PATH,
     defaultTimeoutSeconds: 60,
     retentionSeconds: 3600,
     ...(opts.apiKeys === undefined ? {} : { apiKeys: opts.apiKeys }),
@@ -264,6 +272,7 @@ export async function listenGateway(
     config: mesh.config,
     redisUrl: mesh.redis.url,
     prefix: mesh.prefix,
+    queueFastPath: QUEUE_FAST_PATH,
     defaultTimeoutSeconds: 60,
     retentionSeconds: 3600,
     ...extra,
@@ -285,6 +294,7 @@ export async function addRunner(
     prefix: mesh.prefix,
     toolHostUrl: mesh.toolHostUrl,
     concurrency: 4,
+    queueFastPath: QUEUE_FAST_PATH,
     ...RUNNER_DEFAULTS,
     ...extra,
   });

@@ -7,7 +7,7 @@ import { waitUntil } from '@agentmesh/test-support/wait-until';
 import { type Job, Queue, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import t, { type Test } from 'tap';
-import { EarlyStarts } from '../src/runner/early-start.js';
+import { EarlyStarts } from '../src/queue/fast-path/early-start.js';
 
 const redis = await startRedis();
 t.teardown(() => redis.stop());
