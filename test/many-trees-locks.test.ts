@@ -3,7 +3,8 @@
 // lapses. Told by BullMQ's own state, counters and event streams (no job active or locked, no
 // `stalled` event, no extra take), never by timing. Before the fix (queue/fast-path/early-start.ts), a
 // parent taken again on its resumption was completed with its first take's token and stayed
-// active until BullMQ's stalled check moved it.
+// active until BullMQ's stalled check moved it; with MESH_QUEUE_FASTPATH=off, before
+// queue/taken-lock.ts, the first jobs of a burst lost their locks while the worker still took more.
 import { keyLayout, queueName } from '@agentmesh/shared';
 import { Queue } from 'bullmq';
 import t from 'tap';

@@ -7,6 +7,7 @@ import type { Slots } from '../slots.js';
 import { runActivation } from '../steps/run-activation.js';
 import type { RunnerContext } from '../steps/runner-context.js';
 import type { WorkerFastPath } from './fast-path/index.js';
+import { TakenLocks } from './taken-lock.js';
 
 /** How a runner's workers take jobs: shared slots, lock settings and the activations in flight. */
 export interface WorkerSettings {
@@ -52,10 +53,12 @@ export function startAgentWorker(name: string, ctx: RunnerContext, s: WorkerSett
     name: ctx.runnerId,
   };
   let fast: ReturnType<WorkerFastPath> | undefined;
+  const takenLocks = s.fastPath ? undefined : new TakenLocks(s.lockDurationMs);
   // One job's activation, within the runner's slots: BullMQ's processor call (with the fast path,
   // made as soon as its take answered when the take activated it). `signal` is aborted when its
   // lock is lost.
   const start = async (job: Job, token: string, signal: AbortSignal | undefined): Promise<void> => {
+    takenLocks?.processing(job, token);
     const taken = fast?.taken(job.id);
     // In flight (a cancel aborts it) from before it waits for a slot: it may be activated already.
     const cancel = new AbortController();
@@ -105,7 +108,10 @@ export function startAgentWorker(name: string, ctx: RunnerContext, s: WorkerSett
       lockDurationMs: s.lockDurationMs,
     });
     worker = fast.worker;
-  } else worker = new Worker(queueName(name), processor, options);
+  } else {
+    worker = new Worker(queueName(name), processor, options);
+    takenLocks?.attach(worker);
+  }
   // BullMQ says `failed` of every failed attempt; a job given up (its attempts spent, its data
   // unreadable, stalled past the limit) must not leave its invocation running (DESIGN §7).
   worker.on('failed', (job) => {
