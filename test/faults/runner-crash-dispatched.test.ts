@@ -6,10 +6,14 @@
 import { keyLayout, queueName } from '@agentmesh/shared';
 import { dispatchKeys } from '@agentmesh/shared/queue/fast-path';
 import t from 'tap';
+import { pinQueueFastPath } from '../support/mesh.js';
 import { parentAndChild } from '../support/parent-and-child.js';
 import { runnerPid } from '../support/runner-pid.js';
 import { twoRunners } from '../support/two-runners.js';
 import { waitUntil } from '../support/wait-until.js';
+
+// Dispatched takes are the queue fast path's, in either run mode.
+pinQueueFastPath();
 
 const LOCK_MS = 60_000;
 

@@ -112,8 +112,19 @@ export interface MeshOptions {
 
 const silent = { info() {}, warn() {}, error() {}, debug() {} };
 
-/** The queue fast path as the test's environment sets it: `MESH_QUEUE_FASTPATH=off` runs stock BullMQ. */
-export const QUEUE_FAST_PATH = process.env.MESH_QUEUE_FASTPATH !== 'off';
+/**
+ * The queue fast path as the test's environment sets it now: `MESH_QUEUE_FASTPATH=off npx tap …`
+ * runs the in-process gateway and runners, and the service processes, on stock BullMQ.
+ */
+export const queueFastPath = (): boolean => process.env.MESH_QUEUE_FASTPATH !== 'off';
+
+/**
+ * For a test of the fast path itself (its counts, its reclaim, its dispatch): on in this test
+ * process and every service it starts, whatever mode the run is in.
+ */
+export function pinQueueFastPath(): void {
+  process.env.MESH_QUEUE_FASTPATH = 'on';
+}
 
 /** What every in-process runner of a test mesh gets unless told otherwise. */
 const RUNNER_DEFAULTS = {
@@ -193,7 +204,7 @@ export async function startMesh(t: Test, opts: MeshOptions): Promise<TestMesh> {
       ...RUNNER_DEFAULTS,
       limits: { ...RUNNER_DEFAULTS.limits, ...opts.limits },
       ...(opts.watchdog ? { watchdog: opts.watchdog } : {}),
-      queueFastPath: opts.queueFastPath ?? QUEUE_FAST_PATH,
+      queueFastPath: opts.queueFastPath ?? queueFastPath(),
     });
     t.teardown(() => runner.close());
     runners.push(runner);
@@ -204,7 +215,7 @@ export async function startMesh(t: Test, opts: MeshOptions): Promise<TestMesh> {
     redisUrl: redis.url,
     redisClusterNodes,
     prefix,
-    queueFastPath: opts.queueFastPath ?? QUEUE_FAST_PATH,
+    queueFastPath: opts.queueFastPath ?? queueFastPath(),
     defaultTimeoutSeconds: 60,
     retentionSeconds: 3600,
     ...(opts.apiKeys === undefined ? {} : { apiKeys: opts.apiKeys }),
@@ -272,7 +283,7 @@ export async function listenGateway(
     config: mesh.config,
     redisUrl: mesh.redis.url,
     prefix: mesh.prefix,
-    queueFastPath: QUEUE_FAST_PATH,
+    queueFastPath: queueFastPath(),
     defaultTimeoutSeconds: 60,
     retentionSeconds: 3600,
     ...extra,
@@ -294,7 +305,7 @@ export async function addRunner(
     prefix: mesh.prefix,
     toolHostUrl: mesh.toolHostUrl,
     concurrency: 4,
-    queueFastPath: QUEUE_FAST_PATH,
+    queueFastPath: queueFastPath(),
     ...RUNNER_DEFAULTS,
     ...extra,
   });
