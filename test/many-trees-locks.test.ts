@@ -4,7 +4,8 @@
 // `stalled` event, no extra take), never by timing. Before the fix (queue/fast-path/early-start.ts), a
 // parent taken again on its resumption was completed with its first take's token and stayed
 // active until BullMQ's stalled check moved it; with MESH_QUEUE_FASTPATH=off, before
-// queue/taken-lock.ts, the first jobs of a burst lost their locks while the worker still took more.
+// queue/taken-lock.ts, the first jobs of a burst lost their locks while the worker still took more
+// (services/agent-runner/test/queue-taken-lock.test.ts).
 import { keyLayout, queueName } from '@agentmesh/shared';
 import { Queue } from 'bullmq';
 import t from 'tap';
@@ -30,9 +31,13 @@ for (const latencyMs of [0, 20]) {
         script: parentAndChild({ parent: latencyMs, child: latencyMs }),
       });
       const keys = keyLayout(mesh.prefix);
-      // One runner process with the shipped defaults (RUNNER_CONCURRENCY, RUNNER_LOCK_MS): its
-      // workers take hundreds of jobs in a burst, and parents are handed back to it as they resume.
-      const runners = [startService(t, 'runner', { ...mesh.env, LOG_LEVEL: 'error' })];
+      // One runner process with the shipped RUNNER_CONCURRENCY: its workers take hundreds of jobs
+      // in a burst, and parents are handed back to it as they resume. Locks of 10 s, not 3: a
+      // loaded machine starves a 3 s lock; a stale token fails however long the lock (a lock that
+      // lapses while the worker still takes a burst: queue-taken-lock.test.ts, runner-early-start).
+      const runners = [
+        startService(t, 'runner', { ...mesh.env, LOG_LEVEL: 'error', RUNNER_LOCK_MS: '10000' }),
+      ];
       const output = () => runners.map((r) => r.output()).join('\n');
       await waitUntil(
         async () => (await mesh.client.zcount(keys.runners(), Date.now(), '+inf')) === runners.length,
