@@ -5,6 +5,7 @@
 // One JSON line per figure on stdout, then a table.
 // Sizes: BENCH_QUICK=1 for a smoke run; BENCH_REPS, BENCH_RUNS, BENCH_WARMUP, BENCH_SECONDS,
 // BENCH_RUNNERS, BENCH_PARKED, BENCH_RECOVERIES, BENCH_DEPTH, BENCH_ONLY, BENCH_SAVE (bench-options.ts);
+// BENCH_QUEUE_FASTPATH=off runs the mesh on stock BullMQ (MESH_QUEUE_FASTPATH=off), for an A/B.
 // BENCH_CPU_PROF=<dir> has every service write a V8 CPU profile there (spawn-service.ts).
 import os from 'node:os';
 import { depthChainFigure } from './figures/depth-chain.js';
@@ -39,8 +40,10 @@ const errors: { figure: string; error: string }[] = [];
 let failed = false;
 try {
   const model = await startBenchModel(opts.depth);
-  note('starting the mesh (redis, tool-host, gateway, 2 runners; the shipped defaults)');
-  const mesh = await startMeshProcesses(model.url, opts.depth, 2);
+  note(
+    `starting the mesh (redis, tool-host, gateway, 2 runners; the shipped defaults, queue fast path ${opts.queueFastPath})`,
+  );
+  const mesh = await startMeshProcesses(model.url, opts.depth, 2, opts.queueFastPath);
   const machine = machineInfo(/redis_version:(\S+)/.exec(await mesh.redis.info('server'))?.[1] ?? '?');
   const invoke = meshClient(mesh.gatewayUrl);
   const invokeFetch = meshClient(mesh.gatewayUrl, 'fetch');

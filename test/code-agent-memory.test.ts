@@ -5,7 +5,7 @@ import path from 'node:path';
 import { buildRunner } from '@agentmesh/agent-runner';
 import { keyLayout, loadCodeAgents } from '@agentmesh/shared';
 import t from 'tap';
-import { startMesh } from './support/mesh.js';
+import { queueFastPath, startMesh } from './support/mesh.js';
 
 const fixture = (name: string) => path.resolve(import.meta.dirname, `fixtures/code-agents/${name}.mjs`);
 const agentsYaml = `  keeper: {module: '${fixture('memory-keeper')}', subagents: [researcher]}
@@ -55,6 +55,7 @@ t.test('memory is restored by a runner that did not write it', async (t) => {
       retentionSeconds: 3600,
       limits: { maxDepth: 8, maxDelegationsPerTurn: 16, maxResultBytes: 65536, maxRecoveries: 5 },
       lockDurationMs: 3000,
+      queueFastPath: queueFastPath(),
       metricsPort: 0,
       log: { info() {}, warn() {}, error() {}, debug() {} },
     });

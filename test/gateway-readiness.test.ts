@@ -8,6 +8,7 @@ import { publishCatalogue } from '@agentmesh/tool-host';
 import { Redis } from 'ioredis';
 import t from 'tap';
 import { startFakeModel } from './support/fake-model.js';
+import { queueFastPath } from './support/mesh.js';
 import { startRedis } from './support/redis-server.js';
 
 const silent = { info() {}, warn() {}, error() {}, debug() {} };
@@ -106,6 +107,7 @@ agents:
       retentionSeconds: 3600,
       limits: { maxDepth: 8, maxDelegationsPerTurn: 16, maxResultBytes: 65536, maxRecoveries: 5 },
       lockDurationMs: 4000,
+      queueFastPath: queueFastPath(),
       metricsPort: 0,
       log: silent,
     });

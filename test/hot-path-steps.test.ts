@@ -8,7 +8,10 @@ import { type MonitoredCommand, monitorRedis } from '@agentmesh/test-support/red
 import type { Redis } from 'ioredis';
 import t, { type Test } from 'tap';
 import { turnOf } from './support/fake-model.js';
-import { startMesh } from './support/mesh.js';
+import { pinQueueFastPath, startMesh } from './support/mesh.js';
+
+// The counts are the queue fast path's (docs/architecture/queue-fast-path.md), in either run mode.
+pinQueueFastPath();
 
 const agentsYaml = `
   solo:

@@ -3,12 +3,10 @@
 // call and the commands it ran; Redis itself (COMMAND GETKEYS) says which arguments of those are
 // keys. The flows below run every step but DISCARD_CALLS (a code agent redeployed mid-run; it
 // touches KEYS[1] and KEYS[2] only). BullMQ's own scripts (keys under its prefix) are not ours.
-// The runners run ACTIVATE apart, as on a cluster: on one server they run it inside BullMQ's take of
-// the job (take-activation.ts), a step that touches the tree's keys without naming them, which
-// only one server allows; the cluster suite runs the mesh with ACTIVATE apart too. A delegation's
-// child jobs, on one server, are added by BullMQ's add step behind a guard that reads the parent's
-// epoch (child-jobs.ts): a BullMQ step by its keys here; on a cluster the runner adds them unguarded
-// once the submission has answered, as BullMQ adds any job.
+// The mesh runs without the queue fast path (MESH_QUEUE_FASTPATH=off), as on a cluster: with it,
+// on one server, ACTIVATE runs inside BullMQ's take of the job and a child's job is added behind a
+// guard that reads the parent's epoch (queue/fast-path), steps that touch the tree's keys without
+// naming them, which only one server allows.
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -55,7 +53,7 @@ const sha1 = (text: string) => createHash('sha1').update(text).digest('hex');
 t.test('every mesh Lua step touches only the keys in its KEYS', async (t) => {
   const mesh = await startMesh(t, {
     agentsYaml: AGENTS,
-    activateInTake: false,
+    queueFastPath: false,
     modelOptions: ', maxConcurrency: 4',
     tools: [
       {

@@ -3,7 +3,7 @@
 import os from 'node:os';
 import { buildRunner } from '@agentmesh/agent-runner';
 import t from 'tap';
-import { startMesh, startService } from './support/mesh.js';
+import { queueFastPath, startMesh, startService } from './support/mesh.js';
 import { freePort } from './support/redis-server.js';
 import { waitUntil } from './support/wait-until.js';
 
@@ -64,6 +64,7 @@ t.test(
       retentionSeconds: 3600,
       limits: { maxDepth: 8, maxDelegationsPerTurn: 16, maxResultBytes: 65536, maxRecoveries: 5 },
       lockDurationMs: 3000,
+      queueFastPath: queueFastPath(),
       metricsPort: await freePort(),
       log: { info() {}, warn() {}, error() {}, debug() {} },
     });

@@ -20,6 +20,11 @@ export interface BenchOptions {
   depth: number;
   /** Only these figure groups (`BENCH_ONLY`, comma list of group names); all when empty. */
   only: string[];
+  /**
+   * The mesh's queue fast path (`BENCH_QUEUE_FASTPATH=on|off`, default on, its shipped default): the
+   * services start with MESH_QUEUE_FASTPATH set so, to compare stock BullMQ side by side.
+   */
+  queueFastPath: 'on' | 'off';
   /** Write bench/results/<date>-<machine>.json and .md (`BENCH_SAVE`; default on for a full run). */
   save: boolean;
 }
@@ -39,8 +44,12 @@ export function benchOptions(env: Record<string, string | undefined>): BenchOpti
   const runnerCounts = (env.BENCH_RUNNERS ?? '1,2,4').split(',').map((s) => Number(s.trim()));
   if (runnerCounts.some((n) => !Number.isInteger(n) || n < 1))
     throw new Error(`BENCH_RUNNERS must be a comma list of integers ≥ 1, got "${env.BENCH_RUNNERS}"`);
+  const fastPath = env.BENCH_QUEUE_FASTPATH ?? 'on';
+  if (fastPath !== 'on' && fastPath !== 'off')
+    throw new Error(`BENCH_QUEUE_FASTPATH must be "on" or "off", got "${fastPath}"`);
   return {
     quick,
+    queueFastPath: fastPath,
     reps: int('BENCH_REPS', 5, 2),
     runs: int('BENCH_RUNS', 200, 20),
     warmup: int('BENCH_WARMUP', 3000, 60, 0),

@@ -22,7 +22,8 @@ export function saveResults({ figures, errors, table, machine, opts }: BenchResu
   const dir = path.resolve(import.meta.dirname, '../results');
   fs.mkdirSync(dir, { recursive: true });
   const date = new Date().toISOString();
-  const named = (stamp: string) => path.join(dir, `${stamp}-${machine.host}`);
+  const mode = opts.queueFastPath === 'off' ? '-fastpath-off' : '';
+  const named = (stamp: string) => path.join(dir, `${stamp}-${machine.host}${mode}`);
   const base = fs.existsSync(`${named(date.slice(0, 10))}.json`)
     ? named(date.slice(0, 16).replace(':', ''))
     : named(date.slice(0, 10));
@@ -34,7 +35,7 @@ export function saveResults({ figures, errors, table, machine, opts }: BenchResu
     `# npm run bench, ${date}`,
     '',
     `Machine: ${machine.host}, ${machine.cpu}, ${machine.cores} cores, ${machine.memoryGiB} GiB, Node ${machine.node}, Redis ${machine.redis}; load average ${machine.loadStart.toFixed(2)} at start, ${machine.loadEnd?.toFixed(2)} at end.`,
-    `Sizes: ${opts.reps} repetitions, ${opts.runs} runs per latency repetition, ${opts.seconds} s per throughput window, warm-up ${opts.warmup} runs, runners ${opts.runnerCounts.join('/')} of ${DEFAULT_RUNNER_CONCURRENCY} slots each (the shipped defaults), ${opts.parked} parked, ${opts.recoveries} recoveries, depth ${opts.depth}.`,
+    `Queue fast path: ${opts.queueFastPath} (MESH_QUEUE_FASTPATH). Sizes: ${opts.reps} repetitions, ${opts.runs} runs per latency repetition, ${opts.seconds} s per throughput window, warm-up ${opts.warmup} runs, runners ${opts.runnerCounts.join('/')} of ${DEFAULT_RUNNER_CONCURRENCY} slots each (the shipped defaults), ${opts.parked} parked, ${opts.recoveries} recoveries, depth ${opts.depth}.`,
     '',
     table,
     '',

@@ -41,6 +41,7 @@ export async function startMeshProcesses(
   modelUrl: string,
   depth: number,
   runners: number,
+  queueFastPath: 'on' | 'off' = 'on',
 ): Promise<MeshProcesses> {
   const redisServer = await startRedis(); // --save '' --appendonly no, on a free port
   stopOnExit.add(() => redisServer.stop());
@@ -58,6 +59,7 @@ export async function startMeshProcesses(
     GATEWAY_PORT: String(gatewayPort),
     TOOL_HOST_PORT: String(toolHostPort),
     TOOL_HOST_URL: `http://127.0.0.1:${toolHostPort}`,
+    MESH_QUEUE_FASTPATH: queueFastPath,
   };
   const keys = keyLayout('mesh');
   let count = 0;

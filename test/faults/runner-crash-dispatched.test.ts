@@ -3,12 +3,17 @@
 // and takes the job for it. The job is then a dead runner's active job, like any other: the
 // gone-runner watch moves it back to wait within about a second (the lock is a minute), the other
 // runner runs it, and the dead runner leaves the queue's blocked workers and their offers.
-import { dispatchKeys, keyLayout, queueName } from '@agentmesh/shared';
+import { keyLayout, queueName } from '@agentmesh/shared';
+import { dispatchKeys } from '@agentmesh/shared/queue/fast-path';
 import t from 'tap';
+import { pinQueueFastPath } from '../support/mesh.js';
 import { parentAndChild } from '../support/parent-and-child.js';
 import { runnerPid } from '../support/runner-pid.js';
 import { twoRunners } from '../support/two-runners.js';
 import { waitUntil } from '../support/wait-until.js';
+
+// Dispatched takes are the queue fast path's, in either run mode.
+pinQueueFastPath();
 
 const LOCK_MS = 60_000;
 

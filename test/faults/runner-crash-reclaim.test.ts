@@ -4,10 +4,14 @@
 // its connections, and its job: nothing is re-issued.
 import t from 'tap';
 import { turnOf } from '../support/fake-model.js';
+import { pinQueueFastPath } from '../support/mesh.js';
 import { parentAndChild } from '../support/parent-and-child.js';
 import { runnerOfCall, runnerPid } from '../support/runner-pid.js';
 import { twoRunners } from '../support/two-runners.js';
 import { waitUntil } from '../support/wait-until.js';
+
+// The gone-runner reclaim is the queue fast path's, in either run mode (off, locks lapse).
+pinQueueFastPath();
 
 const LOCK_MS = 60_000;
 

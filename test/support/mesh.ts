@@ -82,8 +82,12 @@ export interface MeshOptions {
   aof?: boolean;
   /** Every service on a local three-master Redis Cluster instead of one server (DESIGN §15). */
   cluster?: boolean;
-  /** In-process runners activate in the take of a job (default true; see take-activation.ts). */
-  activateInTake?: boolean;
+  /**
+   * The queue fast path of the in-process gateway and runners (docs/architecture/queue-fast-path.md):
+   * MESH_QUEUE_FASTPATH of the test's environment (on unless `off`) unless told. Service processes
+   * (`startService`) read the same variable from the environment they inherit.
+   */
+  queueFastPath?: boolean;
   /**
    * A tools module for a tool-host started as a process (`npm run tool-host`) instead of in-process;
    * `toolHostEnv` is added to its environment.
@@ -108,6 +112,20 @@ export interface MeshOptions {
 }
 
 const silent = { info() {}, warn() {}, error() {}, debug() {} };
+
+/**
+ * The queue fast path as the test's environment sets it now: `MESH_QUEUE_FASTPATH=off npx tap …`
+ * runs the in-process gateway and runners, and the service processes, on stock BullMQ.
+ */
+export const queueFastPath = (): boolean => process.env.MESH_QUEUE_FASTPATH !== 'off';
+
+/**
+ * For a test of the fast path itself (its counts, its reclaim, its dispatch): on in this test
+ * process and every service it starts, whatever mode the run is in.
+ */
+export function pinQueueFastPath(): void {
+  process.env.MESH_QUEUE_FASTPATH = 'on';
+}
 
 /** What every in-process runner of a test mesh gets unless told otherwise. */
 const RUNNER_DEFAULTS = {
@@ -187,7 +205,7 @@ export async function startMesh(t: Test, opts: MeshOptions): Promise<TestMesh> {
       ...RUNNER_DEFAULTS,
       limits: { ...RUNNER_DEFAULTS.limits, ...opts.limits },
       ...(opts.watchdog ? { watchdog: opts.watchdog } : {}),
-      ...(opts.activateInTake === false ? { activateInTake: false } : {}),
+      queueFastPath: opts.queueFastPath ?? queueFastPath(),
     });
     t.teardown(() => runner.close());
     runners.push(runner);
@@ -198,6 +216,7 @@ export async function startMesh(t: Test, opts: MeshOptions): Promise<TestMesh> {
     redisUrl: redis.url,
     redisClusterNodes,
     prefix,
+    queueFastPath: opts.queueFastPath ?? queueFastPath(),
     defaultTimeoutSeconds: 60,
     retentionSeconds: 3600,
     ...(opts.apiKeys === undefined ? {} : { apiKeys: opts.apiKeys }),
@@ -265,6 +284,7 @@ export async function listenGateway(
     config: mesh.config,
     redisUrl: mesh.redis.url,
     prefix: mesh.prefix,
+    queueFastPath: queueFastPath(),
     defaultTimeoutSeconds: 60,
     retentionSeconds: 3600,
     ...extra,
@@ -286,6 +306,7 @@ export async function addRunner(
     prefix: mesh.prefix,
     toolHostUrl: mesh.toolHostUrl,
     concurrency: 4,
+    queueFastPath: queueFastPath(),
     ...RUNNER_DEFAULTS,
     ...extra,
   });

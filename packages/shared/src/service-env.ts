@@ -24,6 +24,11 @@ export interface ServiceEnv {
   /** `REDIS_CLUSTER_NODES` (seed `host:port` list): a cluster, used instead of `REDIS_URL` when set. */
   redisClusterNodes: ClusterNodeAddress[] | undefined;
   prefix: string;
+  /**
+   * `MESH_QUEUE_FASTPATH` (`on`, the default, or `off`): the queue fast path of the gateway and the
+   * runners; off, they use BullMQ through its public API alone.
+   */
+  queueFastPath: boolean;
   gatewayPort: number;
   toolHostPort: number;
   /** Overrides the config's `toolHost` when set. */
@@ -97,6 +102,13 @@ export function serviceEnv(env: Record<string, string | undefined>): ServiceEnv 
     return n;
   };
   const str = (name: string): string | undefined => (env[name] === '' ? undefined : env[name]);
+  const onOff = (name: string, fallback: boolean): boolean => {
+    const raw = str(name);
+    if (raw === undefined) return fallback;
+    if (raw === 'on' || raw === 'off') return raw === 'on';
+    problems.push({ path: name, message: `must be "on" or "off", got "${raw}"` });
+    return fallback;
+  };
   const clusterNodes = (name: string): ClusterNodeAddress[] | undefined => {
     const raw = str(name);
     if (raw === undefined) return undefined;
@@ -110,6 +122,7 @@ export function serviceEnv(env: Record<string, string | undefined>): ServiceEnv 
     redisUrl: str('REDIS_URL') ?? 'redis://127.0.0.1:6379',
     redisClusterNodes: clusterNodes('REDIS_CLUSTER_NODES'),
     prefix: str('MESH_PREFIX') ?? 'mesh',
+    queueFastPath: onOff('MESH_QUEUE_FASTPATH', true),
     gatewayPort: int('GATEWAY_PORT', 3000, 0),
     toolHostPort: int('TOOL_HOST_PORT', 3002, 0),
     toolHostUrl: str('TOOL_HOST_URL'),

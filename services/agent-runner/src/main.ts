@@ -26,6 +26,7 @@ try {
     redisUrl: env.redisUrl,
     redisClusterNodes: env.redisClusterNodes,
     prefix: env.prefix,
+    queueFastPath: env.queueFastPath,
     toolHostUrl: env.toolHostUrl ?? config.toolHost,
     agents: env.runnerAgents,
     concurrency: env.runnerConcurrency,

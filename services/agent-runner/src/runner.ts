@@ -27,21 +27,18 @@ import { Agent } from 'undici';
 import { DeltaOutlet, type DeltaSettings } from './deltas/delta-outlet.js';
 import { type RunnerMetrics, runnerMetrics } from './metrics.js';
 import type { ChatModel } from './model/chat-model.js';
+import { stalledCheckSettings, startAgentWorker } from './queue/agent-worker.js';
+import { runnerClientName } from './queue/client-name.js';
+import type { RunnerFastPath } from './queue/fast-path/index.js';
 import { RemoteAgents } from './remote/remote-agents.js';
-import { stalledCheckSettings, startAgentWorker } from './runner/agent-worker.js';
 import { buildModels } from './runner/build-models.js';
 import { CancelListener } from './runner/cancel-listener.js';
-import { withdrawDispatches } from './runner/dispatched-takes.js';
 import { drainWorkers } from './runner/drain-workers.js';
 import { endRecentFailedJobs } from './runner/end-failed-job.js';
-import { defineHandOffTake } from './runner/fetch-scripts.js';
-import { GoneRunnerWatch, runnerClientName } from './runner/gone-runners.js';
 import { startHeartbeat } from './runner/heartbeat.js';
 import { serveMetrics } from './runner/metrics-server.js';
 import { runnerReadiness } from './runner/runner-readiness.js';
 import { Slots } from './slots.js';
-import { defineGuardedAdd } from './steps/child-jobs.js';
-import { defineGuardedPark } from './steps/park-job.js';
 import { type RunnerContext, type RunnerLimitsOptions, withDefaultLimits } from './steps/runner-context.js';
 import { ActivationStore } from './store/activation-store.js';
 import { ToolClient } from './tools/tool-client.js';
@@ -81,10 +78,10 @@ export interface RunnerOptions {
   /** Builds the client of a config model entry; the OpenAI-compatible client by default. */
   modelFactory?: (config: ModelConfig) => ChatModel;
   /**
-   * Activate an invocation in the step that takes its job (take-activation.ts; one server only,
-   * default true). False runs ACTIVATE apart, as on a cluster: for tests of the steps' keys.
+   * The queue fast path (MESH_QUEUE_FASTPATH, default on; one Redis server only): false runs stock
+   * BullMQ through its public API alone (docs/architecture/queue-fast-path.md).
    */
-  activateInTake?: boolean;
+  queueFastPath?: boolean;
 }
 
 /** A runner: BullMQ workers for its agents, heartbeats for readiness, and its metrics. */
@@ -140,12 +137,11 @@ export async function buildRunner(opts: RunnerOptions): Promise<Runner> {
       new Queue(queueName(name), { connection: queueRedis, prefix: keys.bullPrefix }),
     ]),
   );
-  defineGuardedAdd(redis); // child jobs ride behind their submissions (steps/child-jobs.ts)
-  defineGuardedPark(redis); // and the parent's job parks in the same write (steps/park-job.ts)
-  const activateInTake = opts.activateInTake ?? true;
-  // A delegation's first child is taken in its submission's write (runner/hand-off.ts).
-  const handOff = activateInTake && !isRedisCluster(redis);
-  if (handOff) defineHandOffTake(redis);
+  // Loaded only when on, and on one server: a cluster's queues live apart from the trees.
+  const fastPath: RunnerFastPath | undefined =
+    (opts.queueFastPath ?? true) && !isRedisCluster(redis)
+      ? (await import('./queue/fast-path/index.js')).runnerFastPath(redis)
+      : undefined;
   const tools = new Map<string, ToolInfo>(catalogue.tools.map((t) => [t.name, t]));
   const ctx: RunnerContext = {
     runnerId: id,
@@ -153,7 +149,7 @@ export async function buildRunner(opts: RunnerOptions): Promise<Runner> {
     codeAgents: opts.codeAgents ?? {},
     store: new ActivationStore(redis, meshScripts(redis), keys, opts.retentionSeconds),
     queues,
-    ...(handOff ? { handOffs: new Map() } : {}),
+    ...(fastPath ? { handOffs: fastPath.handOffs } : {}),
     models,
     deltas: new DeltaOutlet(
       redis,
@@ -175,6 +171,11 @@ export async function buildRunner(opts: RunnerOptions): Promise<Runner> {
     metrics,
     log: opts.log,
   };
+  if (fastPath) {
+    const deps = { store: ctx.store, queues, handOffs: fastPath.handOffs };
+    ctx.submitWithJobs = (sub) => fastPath.submitWithJobs(deps, sub);
+  }
+
   const cancels = new CancelListener(target, opts.log);
   await cancels.start(keys);
   await ctx.remote?.startWatching(target, keys, opts.log);
@@ -186,25 +187,24 @@ export async function buildRunner(opts: RunnerOptions): Promise<Runner> {
     maxRecoveries: opts.limits.maxRecoveries,
     slots: new Slots(opts.concurrency),
     inFlight: cancels.inFlight,
-    activateInTake,
+    fastPath: fastPath?.worker,
     connectionName,
   };
   const workers = new Map(hosted.map((name) => [name, startAgentWorker(name, ctx, settings)]));
   for (const w of workers.values()) w.on('error', (e) => opts.log.error({ err: e.message }, 'worker error'));
   const heartbeat = await startHeartbeat(redis, keys, hosted, id, opts.log);
   // A runner that dies has its jobs moved on within about a second, not when their locks lapse.
-  const goneRunners = isRedisCluster(redis)
-    ? undefined
-    : new GoneRunnerWatch({
-        redis: target,
-        keys,
-        runnerId: id,
-        queues,
-        stalled: stalledCheckSettings(settings),
-        settleMs: 3000,
-        log: opts.log,
-        onReclaimed: (jobs) => metrics.reclaimedJobs.inc(jobs),
-      });
+  // Without the fast path, a dead runner's jobs move on when their locks lapse (BullMQ's check).
+  const goneRunners = fastPath?.watchGoneRunners({
+    redis: target,
+    keys,
+    runnerId: id,
+    queues,
+    stalled: stalledCheckSettings(settings),
+    settleMs: 3000,
+    log: opts.log,
+    onReclaimed: (jobs) => metrics.reclaimedJobs.inc(jobs),
+  });
   goneRunners?.start();
   const stopWatchdog = startWatchdog(
     redis,
@@ -248,7 +248,7 @@ export async function buildRunner(opts: RunnerOptions): Promise<Runner> {
     await goneRunners?.stop();
     const draining = drainWorkers([...workers.values()], cancels.inFlight, opts.drainMs ?? DEFAULT_DRAIN_MS);
     // Closing, the workers register no more blocks: no add hands this runner a job from now on.
-    if (handOff) await withdrawDispatches(redis, [...workers.values()], id).catch(() => undefined);
+    if (fastPath) await fastPath.withdrawDispatches(redis, [...workers.values()], id).catch(() => undefined);
     const drained = await draining;
     if (!drained) {
       opts.log.warn(

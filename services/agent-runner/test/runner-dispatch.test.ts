@@ -4,7 +4,8 @@
 // also watches: the worker runs it without a take of its own, and no other worker wakes. A worker
 // whose block lapsed, that has no free slot, that was woken by the marker, or whose runner withdrew
 // is handed nothing: the job waits for a take, as BullMQ's add leaves it.
-import { defineDispatchingAdd, dispatchKeys, keyLayout, meshScripts } from '@agentmesh/shared';
+import { keyLayout, meshScripts } from '@agentmesh/shared';
+import { defineDispatchingAdd, dispatchKeys } from '@agentmesh/shared/queue/fast-path';
 import { monitorRedis } from '@agentmesh/test-support/redis-monitor';
 import { startRedis } from '@agentmesh/test-support/redis-server';
 import { createRootInvocation } from '@agentmesh/test-support/root-invocation';
@@ -12,8 +13,8 @@ import { waitUntil } from '@agentmesh/test-support/wait-until';
 import { type Job, Queue, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import t, { type Test } from 'tap';
-import { DispatchedTakes, withdrawDispatches } from '../src/runner/dispatched-takes.js';
-import { takeFetchHints } from '../src/runner/fetch-scripts.js';
+import { DispatchedTakes, withdrawDispatches } from '../src/queue/fast-path/dispatched-takes.js';
+import { takeFetchHints } from '../src/queue/fast-path/fetch-scripts.js';
 import { takingConnection } from './support/taking-connection.js';
 
 const server = await startRedis();

@@ -13,7 +13,7 @@ import {
   defineFetchScripts,
   fetchScripts,
   takeFetchHints,
-} from '../src/runner/fetch-scripts.js';
+} from '../src/queue/fast-path/fetch-scripts.js';
 
 const redis = await startRedis();
 t.teardown(() => redis.stop());

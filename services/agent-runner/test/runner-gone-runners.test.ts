@@ -10,11 +10,8 @@ import { waitUntil } from '@agentmesh/test-support/wait-until';
 import { type Job, Queue, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import t, { type Test } from 'tap';
-import {
-  GoneRunnerWatch,
-  type GoneRunnerWatchOptions,
-  runnerClientName,
-} from '../src/runner/gone-runners.js';
+import { runnerClientName } from '../src/queue/client-name.js';
+import { GoneRunnerWatch, type GoneRunnerWatchOptions } from '../src/queue/fast-path/gone-runners.js';
 
 const server = await startRedis();
 t.teardown(() => server.stop());

@@ -10,7 +10,7 @@ import { waitUntil } from '@agentmesh/test-support/wait-until';
 import { Queue, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import t, { type Test } from 'tap';
-import { type TakenActivation, TakenActivations } from '../src/runner/take-activation.js';
+import { type TakenActivation, TakenActivations } from '../src/queue/fast-path/take-activation.js';
 import { ActivationStore } from '../src/store/activation-store.js';
 import { takingConnection } from './support/taking-connection.js';
 

@@ -6,7 +6,6 @@ import {
   DEFAULT_MAX_FORK_RECORDS,
   DEFAULT_SESSION_TTL_SECONDS,
   DEFAULT_STREAM_BUFFER_BYTES,
-  defineDispatchingAdd,
   ErrorBodySchema,
   isRedisCluster,
   keyLayout,
@@ -59,6 +58,8 @@ export interface GatewayOptions {
   /** A Redis Cluster's seed nodes (`REDIS_CLUSTER_NODES`): used instead of `redisUrl` when set. */
   redisClusterNodes?: readonly ClusterNodeAddress[] | undefined;
   prefix: string;
+  /** The queue fast path (MESH_QUEUE_FASTPATH, default on): false adds jobs with stock BullMQ. */
+  queueFastPath?: boolean;
   defaultTimeoutSeconds: number;
   retentionSeconds: number;
   bodyLimit?: number;
@@ -133,9 +134,11 @@ export async function buildGateway(opts: GatewayOptions): Promise<Gateway> {
   await Promise.all([redis.connect(), subscriber.connect(), streamReader.connect()]);
   const hub = new EventHub(streamReader, redis);
   hub.start();
-  // A job the gateway adds goes straight to a runner's worker blocked on its queue (shared
-  // queue/dispatch.ts), on one server; defined before BullMQ's own add, which then stands aside.
-  if (!isRedisCluster(redis)) defineDispatchingAdd(redis);
+  // With the queue fast path, on one server, a job the gateway adds goes straight to a runner's
+  // worker blocked on its queue (shared queue/fast-path/dispatch.ts); defined before BullMQ's own
+  // add, which then stands aside. Off, the module is not even loaded: BullMQ's add stands.
+  if ((opts.queueFastPath ?? true) && !isRedisCluster(redis))
+    (await import('@agentmesh/shared/queue/fast-path')).defineDispatchingAdd(redis);
   const queues = new Map(
     Object.keys(opts.config.agents).map((name) => [
       name,

@@ -10,8 +10,7 @@ import { Job, WaitingChildrenError } from 'bullmq';
 import { agentLabel } from '../metrics.js';
 import type { Activation, ChildSubmission } from '../store/activation-store.js';
 import { checkChildInput } from './check-child-input.js';
-import { addChildJobs, checkChildJobs, childJobs, queueChildJobs } from './child-jobs.js';
-import { queueParkJob } from './park-job.js';
+import { addChildJobs, childJobs } from './child-jobs.js';
 import type { RunnerContext } from './runner-context.js';
 
 /** A sub-agent call to submit; a code agent's carries the memory writes committed before it. */
@@ -25,7 +24,8 @@ type Delegation = Extract<PlannedCall, { args: Record<string, unknown> }> & {
  * (BullMQ treats a known job id as a no-op and re-links it to the parent). With `park` (nothing
  * else runs in this turn), the parent is marked `waiting` in the round trip that creates the
  * children, naming `resumeCall` as the model call it resumes with — and on one Redis server, given
- * the job's `token`, its job moves to wait for the children in that round trip too (park-job.ts).
+ * the job's `token`, its job moves to wait for the children in that round trip too (with the queue
+ * fast path: queue/fast-path/guarded-park.ts).
  */
 export async function submitDelegations(
   ctx: RunnerContext,
@@ -71,35 +71,19 @@ export async function submitDelegations(
   const park = { park: parked, ...(parked && opts.resumeCall ? { resumeCall: opts.resumeCall } : {}) };
   const jobs = childJobs(job, activation, calls, ctx.retentionSeconds);
   let jobParked: boolean | undefined;
-  if (ctx.store.oneServer) {
-    // Each job rides behind its child's submission, guarded by this activation's epoch
-    // (child-jobs.ts); the jobs of calls submitted before (a replay) with the last write.
-    const submitting = new Set(fresh.map((f) => f.callId));
-    const first = fresh[0]?.callId;
-    const queue = (p: object, inv: string, part: { callIds: ReadonlySet<string>; last: boolean }) => {
-      const mine = calls.flatMap((c, i) =>
-        part.callIds.has(c.callId) || (part.last && !submitting.has(c.callId)) ? [jobs[i]!] : [],
-      );
-      // The first child's job is taken by this runner right behind its add (runner/hand-off.ts).
-      const firstJob =
-        first !== undefined && part.callIds.has(first)
-          ? jobs[calls.findIndex((c) => c.callId === first)]
-          : undefined;
-      const handOff = firstJob ? ctx.handOffs?.get(firstJob.name) : undefined;
-      // A parent that parks frees its slot for the child right after this write.
-      const taking = handOff?.canTake(parked) ? firstJob?.opts.jobId : undefined;
-      const added = queueChildJobs(p, ctx.queues, mine, activation, inv, taking);
-      if (taking) handOff?.queue(p); // not counted: its answer goes to the worker
-      // Last, behind every job: the parent's job waits for them (not counted: answered apart).
-      if (part.last && parked && opts.token !== undefined)
-        jobPark = queueParkJob(p, job, opts.token, activation, inv);
-      return added;
-    };
-    let jobPark: Promise<boolean> | undefined;
-    checkChildJobs(activation, await ctx.store.submitChildren(activation, fresh, { ...park, behind: queue }));
-    if (jobPark) jobParked = await jobPark;
+  if (ctx.submitWithJobs) {
+    // Each job rides behind its child's submission, in the same writes (queue/fast-path).
+    jobParked = await ctx.submitWithJobs({
+      job,
+      activation,
+      calls,
+      fresh,
+      jobs,
+      park,
+      token: opts.token,
+    });
   } else {
-    // On a cluster the queues live apart from the tree: each job once its child exists.
+    // BullMQ's own add, once the children exist (on a cluster the queues live apart from the tree).
     if (fresh.length > 0) await ctx.store.submitChildren(activation, fresh, park);
     else await ctx.store.flush(activation);
     await addChildJobs(ctx.queues, jobs);

@@ -9,9 +9,9 @@ import {
 import { type Job, UnrecoverableError } from 'bullmq';
 import { HandBackError, logSystemFault } from '../job-errors.js';
 import { agentLabel } from '../metrics.js';
+import type { FinishesInCompletion } from '../queue/fast-path/finish-in-completion.js';
+import type { ReactStart, TakenActivation } from '../queue/fast-path/take-activation.js';
 import { cancelRemoteTask, runRemoteAgent } from '../remote/run-remote-agent.js';
-import type { FinishesInCompletion } from '../runner/finish-in-completion.js';
-import type { ReactStart, TakenActivation } from '../runner/take-activation.js';
 import { settleRunnerSession } from '../sessions/settle-runner-session.js';
 import { type Activation, FencedOutError } from '../store/activation-store.js';
 import { traceActivation } from '../tracing.js';

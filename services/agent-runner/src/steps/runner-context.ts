@@ -13,8 +13,9 @@ import type { Queue } from 'bullmq';
 import type { DeltaOutlet } from '../deltas/delta-outlet.js';
 import type { RunnerMetrics } from '../metrics.js';
 import type { ChatModel } from '../model/chat-model.js';
+import type { HandOff } from '../queue/fast-path/hand-off.js';
+import type { Submission } from '../queue/fast-path/submit-with-jobs.js';
 import type { RemoteAgents } from '../remote/remote-agents.js';
-import type { HandOff } from '../runner/hand-off.js';
 import type { ActivationStore } from '../store/activation-store.js';
 import type { ToolClient } from '../tools/tool-client.js';
 
@@ -69,6 +70,12 @@ export interface RunnerContext {
    * server, with activation in the take): a delegation's first child is handed to its own runner.
    */
   handOffs?: Map<string, HandOff>;
+  /**
+   * With the queue fast path (MESH_QUEUE_FASTPATH on, one server): submits a delegation's children
+   * with their jobs in the same writes (queue/fast-path/submit-with-jobs.ts). Resolves with
+   * BullMQ's answer to the parent job's park, when it parked.
+   */
+  submitWithJobs?: (sub: Submission) => Promise<boolean | undefined>;
   /** Code agents' modules (their `run`), by agent name. */
   codeAgents: Record<string, LoadedCodeAgent>;
   /** Chat models by the config's model name. */

@@ -1,7 +1,7 @@
 import type { KeyLayout } from '@agentmesh/shared';
 import { Redis } from 'ioredis';
-import { defineFetchScripts, FETCH_COMMANDS } from '../../src/runner/fetch-scripts.js';
-import { type ReactStart, TakenActivations } from '../../src/runner/take-activation.js';
+import { defineFetchScripts, FETCH_COMMANDS } from '../../src/queue/fast-path/fetch-scripts.js';
+import { type ReactStart, TakenActivations } from '../../src/queue/fast-path/take-activation.js';
 
 /**
  * A worker's connection as a runner builds it on one Redis server: the changed fetch steps, whose

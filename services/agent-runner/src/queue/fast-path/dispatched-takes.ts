@@ -1,6 +1,6 @@
-import { type DispatchOffer, dispatchKeys, REDIS_NOW_MS } from '@agentmesh/shared';
+import { type MeshRedis, REDIS_NOW_MS } from '@agentmesh/shared';
+import { type DispatchOffer, dispatchKeys } from '@agentmesh/shared/queue/fast-path';
 import { ConnectionClosedError, type Job, raw2NextJobData, type Worker } from 'bullmq';
-import type { Redis } from 'ioredis';
 import { unpack } from 'msgpackr';
 import type { TakenActivations } from './take-activation.js';
 
@@ -54,7 +54,7 @@ function asReply(v: unknown): unknown {
 
 /**
  * Jobs handed to a worker by the add that queues them (the gateway's dispatching add, shared
- * queue/dispatch.ts). A worker that blocks on its queue's marker, with a slot free in the runner,
+ * queue/fast-path/dispatch.ts). A worker that blocks on its queue's marker, with a slot free in the runner,
  * registers as blocked for as long as its block lasts, and blocks on its inbox too. An add that
  * finds it there takes the job for it — the take it would have made once the marker woke it, with a
  * token of its own, its lock, and the activation of the job's invocation — and puts the answer in
@@ -145,7 +145,7 @@ export class DispatchedTakes {
 
 /** Takes `runner` out of its workers' queues' blocked sets and offers: no add dispatches to it. */
 export async function withdrawDispatches(
-  redis: Redis,
+  redis: MeshRedis,
   workers: readonly Worker[],
   runner: string,
 ): Promise<void> {

@@ -1,12 +1,8 @@
 import { connectRedis, type KeyLayout, type Logger, type RedisTarget } from '@agentmesh/shared';
 import type { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
+import { runnerClientName } from '../client-name.js';
 import { defineGoneRunnerSteps, type GoneRunnerSteps, queueReclaim } from './gone-runner-steps.js';
-
-/** The CLIENT SETNAME every connection of runner `id` bears (a client name holds no space or control byte). */
-export function runnerClientName(keys: KeyLayout, id: string): string {
-  return `${keys.prefix}:runner:${id}`.replace(/[^!-~]/g, '_');
-}
 
 /** How the watch runs; the defaults are the runner's. */
 export interface GoneRunnerWatchOptions {

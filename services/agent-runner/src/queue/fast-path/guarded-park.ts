@@ -1,7 +1,7 @@
-import { bullmqScript } from '@agentmesh/shared';
+import { bullmqScript } from '@agentmesh/shared/queue/fast-path';
 import type { Job } from 'bullmq';
-import { type Activation, FencedOutError } from '../store/activation-store.js';
-import { FENCED } from './child-jobs.js';
+import { type Activation, FencedOutError } from '../../store/activation-store.js';
+import { FENCED } from './guarded-add.js';
 
 const PARK = bullmqScript('moveToWaitingChildren', 7);
 

@@ -1,4 +1,4 @@
-import { ACTIVATE_FUNCTION } from '../store/lua-scripts.js';
+import { ACTIVATE_FUNCTION } from '../../store/lua-scripts.js';
 import { BULLMQ_VERSION, type BullScript, bullmqScript } from './bullmq-script.js';
 
 /** Starts the last argument of a take step that activates the job's invocation (take-activation.ts). */
@@ -132,7 +132,7 @@ export function takeStepLua(): string {
     MOVE_TO_ACTIVE.name,
     TAKE_PRELUDE + MOVE_TO_ACTIVE.content,
     TAKE_CHANGES,
-    'packages/shared/src/queue/take-step.ts',
+    'packages/shared/src/queue/fast-path/take-step.ts',
   );
   return take;
 }

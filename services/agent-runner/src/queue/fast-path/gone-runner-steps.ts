@@ -1,4 +1,5 @@
-import { bullmqScript, dispatchKeys, REDIS_NOW_MS } from '@agentmesh/shared';
+import { REDIS_NOW_MS } from '@agentmesh/shared';
+import { bullmqScript, dispatchKeys } from '@agentmesh/shared/queue/fast-path';
 import type { Queue } from 'bullmq';
 import type { ChainableCommander, Redis } from 'ioredis';
 
@@ -22,7 +23,7 @@ const STALLED_CHECK_KEYS = [
 // so the check that follows moves them back to wait now, exactly as it would once their locks had
 // lapsed: stalled count, failure past maxStalledCount, marker and `stalled` event are BullMQ's.
 // When the runner holds none, BullMQ's check does not run. The gone runner also leaves the queue's blocked workers
-// and their offers (shared queue/dispatch.ts), so no add hands it a job.
+// and their offers (shared queue/fast-path/dispatch.ts), so no add hands it a job.
 const RECLAIM_PRELUDE = `
 local meshGone = ARGV[5]
 redis.call("ZREM", ARGV[2] .. "${dispatchKeys.blocked('')}", meshGone)

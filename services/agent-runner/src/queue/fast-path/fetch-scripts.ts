@@ -7,11 +7,11 @@ import {
   type ScriptChange,
   TAKE_CHANGES,
   TAKE_PRELUDE,
-} from '@agentmesh/shared';
+} from '@agentmesh/shared/queue/fast-path';
 import type { Job, Worker } from 'bullmq';
 import { FINISH_PRELUDE } from './finish-in-completion.js';
 
-export type { BullScript } from '@agentmesh/shared';
+export type { BullScript } from '@agentmesh/shared/queue/fast-path';
 
 const FINISHING = bullmqScript('moveToFinished', 14);
 const SCRIPTS: BullScript[] = [MOVE_TO_ACTIVE, FINISHING];
@@ -28,7 +28,7 @@ const FINISHING_CHANGES: ScriptChange[] = [
 
 /**
  * BullMQ's two steps that take a job (moveToActive, and moveToFinished when it fetches the next),
- * changed where the job is taken (TAKE_CHANGES, shared queue/take-step.ts): the marker is put back
+ * changed where the job is taken (TAKE_CHANGES, shared queue/fast-path/take-step.ts): the marker is put back
  * only when another job waits, the answer says when none does, and on one server the job's
  * invocation is activated in the same step (take-activation.ts). A worker that takes the hint
  * (takeFetchHints) blocks on the marker at once instead of fetching again to find the queue empty.
@@ -46,7 +46,7 @@ export function fetchScripts(
       s.name,
       TAKE_PRELUDE + (finishing ? FINISH_PRELUDE : '') + s.content,
       finishing ? [...TAKE_CHANGES, ...FINISHING_CHANGES] : TAKE_CHANGES,
-      'services/agent-runner/src/runner/fetch-scripts.ts',
+      'services/agent-runner/src/queue/fast-path/fetch-scripts.ts',
     );
     return { name: `${s.name}:${BULLMQ_VERSION}`, numberOfKeys: s.keys, lua };
   });

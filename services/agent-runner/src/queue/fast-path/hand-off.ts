@@ -27,7 +27,7 @@ const packer = new Packr({ useRecords: false, encodeUndefinedAsNil: true });
 /**
  * A job handed to a worker of the runner whose step puts it in the wait list: the take of the job
  * goes out right behind that step. A delegation's first child is taken behind its add (the guarded
- * add of steps/child-jobs.ts, told to hand the job off), a parent behind the completion of the
+ * add of guarded-add.ts, told to hand the job off), a parent behind the completion of the
  * child that moves it on (finish-in-completion.ts). Such a job otherwise waits for the step to wake
  * a worker — another process, or this one from its blocking pop — whose take then crosses to
  * Redis and back: here the job and its activation (take-activation.ts) come back right behind the

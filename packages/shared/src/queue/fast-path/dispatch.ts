@@ -1,4 +1,4 @@
-import { REDIS_NOW_MS } from '../store/lua-fragments.js';
+import { REDIS_NOW_MS } from '../../store/lua-fragments.js';
 import { BULLMQ_VERSION, bullmqScript } from './bullmq-script.js';
 import { MOVE_TO_ACTIVE_KEYS, markedSettings, takeStepLua } from './take-step.js';
 
@@ -89,7 +89,7 @@ export function dispatchingAddLua(): string {
   if (end < 0 || ADD.content.slice(end + 'return jobId'.length).trim() !== '')
     throw new Error(
       `bullmq ${BULLMQ_VERSION}: ${ADD.name} no longer ends in "return jobId", where the mesh changes it; ` +
-        'check packages/shared/src/queue/dispatch.ts against this version',
+        'check packages/shared/src/queue/fast-path/dispatch.ts against this version',
     );
   lua = `${DISPATCH_PRELUDE}${ADD.content.slice(0, end)}return meshDispatchJob(jobId)\n`;
   return lua;

@@ -1,4 +1,5 @@
-import { type KeyLayout, TAKE_MARK } from '@agentmesh/shared';
+import type { KeyLayout } from '@agentmesh/shared';
+import { TAKE_MARK } from '@agentmesh/shared/queue/fast-path';
 
 /** What ACTIVATE records of a ReAct agent's first model call (see reactStart in run-activation). */
 export interface ReactStart {

@@ -1,0 +1,86 @@
+import { BULLMQ_VERSION, bullmqScript } from '@agentmesh/shared/queue/fast-path';
+import { Job, type Queue } from 'bullmq';
+import type { ChildJob } from '../../steps/child-jobs.js';
+import { type Activation, FencedOutError } from '../../store/activation-store.js';
+
+const ADD = bullmqScript('addStandardJob', 9);
+
+/** A guarded step's answer (the add's, the park's: guarded-park.ts) when the parent's activation no longer holds the parent. */
+export const FENCED = -9001;
+const COMMAND = 'mesh_addChildJob';
+
+/**
+ * BullMQ's own step that adds a job (its installed text), behind a guard: the job is added only
+ * while the activation that submits it still holds its parent — ARGV[4] names the parent's
+ * invocation hash, ARGV[5] the activation's epoch (BullMQ reads ARGV 1–3 only). Queued in the
+ * pipeline that creates the children, right behind it, the job can then never outlive a
+ * submission another activation fenced out, as it could not when it was added after the
+ * submission's reply: that reply is one round trip less before a runner takes the child.
+ *
+ * With ARGV[6] = '1' the submitting runner takes the job itself in the next step of the same
+ * write (hand-off.ts): when the job is the only one waiting, the queue's marker the add
+ * set is taken away again, so no worker wakes to find the queue empty. (Redis serves a blocked
+ * pop after each step, so this must be the add's own step.) Were that take never to run, the job
+ * waits for a worker's next fetch, at most its block's timeout away.
+ */
+export const GUARDED_ADD = {
+  numberOfKeys: ADD.keys,
+  lua: `if ARGV[5] and redis.call('HGET', ARGV[4], 'epoch') ~= ARGV[5] then return ${FENCED} end
+local meshAdded = (function()
+${ADD.content}
+end)()
+if ARGV[6] == '1' and redis.call('LLEN', KEYS[1]) == 1 and redis.call('LINDEX', KEYS[1], 0) == meshAdded then
+  redis.call('ZREM', KEYS[9], '0')
+end
+return meshAdded`,
+};
+
+/** Registers the guarded add on the connection the runner's store and queues share. */
+export function defineGuardedAdd(client: {
+  defineCommand(name: string, definition: { numberOfKeys: number; lua: string }): void;
+}): void {
+  client.defineCommand(COMMAND, GUARDED_ADD);
+}
+
+/**
+ * Queues the jobs on `pipeline` (of a connection defineGuardedAdd registered on), each guarded by
+ * the parent's epoch; returns how many. BullMQ builds each job's arguments as its own add would
+ * (Job.addJob), and the pipeline stands in for its client. The job `handedOff` is taken by this
+ * runner in the step queued right behind it (hand-off.ts).
+ */
+export function queueChildJobs(
+  pipeline: object,
+  queues: Map<string, Queue>,
+  jobs: ChildJob[],
+  activation: Activation,
+  parentInv: string,
+  handedOff?: string,
+): number {
+  const send = (pipeline as Record<string, (args: unknown[]) => unknown>)[COMMAND];
+  if (typeof send !== 'function') throw new Error(`${COMMAND} is not defined on the store's connection`);
+  let handOff: string[] = [];
+  const client = {
+    runCommand(name: string, args: unknown[]) {
+      if (name !== `addStandardJob:${BULLMQ_VERSION}`)
+        throw new Error(`a child job is added as a standard job, not by ${name}`);
+      send.call(pipeline, [...args, parentInv, String(activation.epoch), ...handOff]);
+    },
+  };
+  for (const { name, data, opts } of jobs) {
+    handOff = opts.jobId === handedOff ? ['1'] : [];
+    const job = new Job(queues.get(name)!, name, data, opts, opts.jobId);
+    const parentOpts = { parentKey: job.parentKey, parentDependenciesKey: `${job.parentKey}:dependencies` };
+    // The step is queued before addJob's first await; its reply comes from the pipeline's results.
+    void job.addJob(client as never, parentOpts).catch(() => undefined);
+  }
+  return jobs.length;
+}
+
+/** The replies of queueChildJobs' steps: a refused guard is a fenced-out activation. */
+export function checkChildJobs(activation: Activation, replies: [Error | null, unknown][]): void {
+  for (const [err, value] of replies) {
+    if (err) throw err;
+    if (value === FENCED) throw new FencedOutError(activation.state.id);
+    if (typeof value === 'number' && value < 0) throw new Error(`bullmq refused a child job (${value})`);
+  }
+}
