@@ -13,6 +13,7 @@ import {
   type MeshConfig,
   parseConfig,
   queueName,
+  type ToolInfo,
 } from '@agentmesh/shared';
 import { startRedis, type TestRedis } from '@agentmesh/test-support/redis-server';
 import type { Redis } from 'ioredis';
@@ -49,6 +50,8 @@ export interface TestGateway {
 export interface TestGatewayOptions {
   /** The `agents:` mapping of a mesh.yaml, indented by two spaces per level. */
   agentsYaml: string;
+  /** The tools the catalogue lists (as a tool-host would publish them; none run here). */
+  tools?: { name: string; description: string; input: ToolInfo['input'] }[];
   /** Headers `invoke`, `get` and `request` send unless told others. */
   headers?: Record<string, string>;
   /** More options of buildGateway (apiKeys, bounds, timeouts). */
@@ -69,9 +72,10 @@ export async function startGateway(t: Test, opts: TestGatewayOptions): Promise<T
   const codeAgents = await loadCodeAgents(config);
   const client = connectRedis({ url: redis.url }, { maxRetriesPerRequest: null }) as Redis;
   t.teardown(() => client.disconnect());
-  // The catalogue as the tool-host writes it (services/tool-host/src/publish-catalogue.ts), with no
-  // tools: the gateway has its plan at once and serves the config's agents.
-  await client.hset(keys.catalogue(), 'version', String(Date.now()), 'tools', '[]');
+  // The catalogue as the tool-host writes it (services/tool-host/src/publish-catalogue.ts): the
+  // gateway has its plan at once and serves the config's agents.
+  const tools: ToolInfo[] = (opts.tools ?? []).map((x) => ({ ...x, idempotent: false, source: 'native' }));
+  await client.hset(keys.catalogue(), 'version', String(Date.now()), 'tools', JSON.stringify(tools));
   const gateway = await buildGateway({
     config,
     codeAgents,
