@@ -50,8 +50,8 @@ export interface TestGateway {
 export interface TestGatewayOptions {
   /** The `agents:` mapping of a mesh.yaml, indented by two spaces per level. */
   agentsYaml: string;
-  /** The tools the catalogue lists (as a tool-host would publish them; none run here). */
-  tools?: { name: string; description: string; input: ToolInfo['input'] }[];
+  /** The tools the catalogue lists, their `input` a JSON Schema (as a tool-host publishes them; none run here). */
+  tools?: { name: string; description: string; input: unknown }[];
   /** Headers `invoke`, `get` and `request` send unless told others. */
   headers?: Record<string, string>;
   /** More options of buildGateway (apiKeys, bounds, timeouts). */
@@ -74,7 +74,13 @@ export async function startGateway(t: Test, opts: TestGatewayOptions): Promise<T
   t.teardown(() => client.disconnect());
   // The catalogue as the tool-host writes it (services/tool-host/src/publish-catalogue.ts): the
   // gateway has its plan at once and serves the config's agents.
-  const tools: ToolInfo[] = (opts.tools ?? []).map((x) => ({ ...x, idempotent: false, source: 'native' }));
+  const tools: ToolInfo[] = (opts.tools ?? []).map(({ name, description, input }) => ({
+    name,
+    description,
+    input: input as ToolInfo['input'],
+    idempotent: false,
+    source: 'native',
+  }));
   await client.hset(keys.catalogue(), 'version', String(Date.now()), 'tools', JSON.stringify(tools));
   const gateway = await buildGateway({
     config,
