@@ -1,6 +1,7 @@
-// GET /agents, /agents/{name}, /docs, /docs/json, /healthz and /metrics (DESIGN §3), where runners
-// are needed: the model receives exactly the callables GET /agents/{name} shows, and /readyz
-// answers 200 (the rest is services/gateway/test/agents.test.ts).
+// GET /agents, /agents/{name}, /docs, /docs/json, /healthz and /metrics
+// (docs/reference/rest-api.md), where runners are needed: the model receives exactly the callables
+// GET /agents/{name} shows, and /readyz answers 200 (the rest is
+// services/gateway/test/agents.test.ts).
 import t from 'tap';
 import { startMesh } from './support/mesh.js';
 

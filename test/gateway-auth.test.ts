@@ -1,6 +1,7 @@
-// MESH_API_KEYS (DESIGN §3, Auth) on invocations that run: an invocation is visible, cancellable
-// and streamable only with the key that started it, children included. What the gateway refuses
-// before anything runs (401, 403, scopes, /docs) is services/gateway/test/auth.test.ts.
+// MESH_API_KEYS (docs/reference/rest-api.md, Authentication) on invocations that run: an invocation
+// is visible, cancellable and streamable only with the key that started it, children included. What
+// the gateway refuses before anything runs (401, 403, scopes, /docs) is
+// services/gateway/test/auth.test.ts.
 import { createHash } from 'node:crypto';
 import { keyLayout } from '@agentmesh/shared';
 import t from 'tap';

@@ -1,6 +1,7 @@
-// DESIGN §16 at the gateway's invoke, where a run is needed: the largest ?timeout runs, a JSON string
-// body reaches a code agent without input schema, brackets inside strings are no nesting. What
-// the gateway refuses or stores before a run is services/gateway/test/bounds.test.ts.
+// docs/reference/bounds.md at the gateway's invoke, where a run is needed: the largest ?timeout
+// runs, a JSON string body reaches a code agent without input schema, brackets inside strings are
+// no nesting. What the gateway refuses or stores before a run is
+// services/gateway/test/bounds.test.ts.
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';

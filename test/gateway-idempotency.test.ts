@@ -1,6 +1,6 @@
-// Idempotency-Key on POST /agents/{name}/invoke (DESIGN §3) with runs: a duplicate answers the same
-// finished view and the model runs once, also under concurrent duplicates; a repeat honours its
-// own ?wait=. The keys' rules without runs (422, scopes, malformed keys) are
+// Idempotency-Key on POST /agents/{name}/invoke (docs/reference/rest-api.md) with runs: a duplicate
+// answers the same finished view and the model runs once, also under concurrent duplicates; a
+// repeat honours its own ?wait=. The keys' rules without runs (422, scopes, malformed keys) are
 // services/gateway/test/idempotency.test.ts.
 import { createHash } from 'node:crypto';
 import { canonicalJson, keyLayout } from '@agentmesh/shared';

@@ -1,6 +1,7 @@
-// GET /agents, /agents/{name}, /docs, /docs/json, /healthz and /metrics (DESIGN §3): each agent's
-// schemas and callables, and an OpenAPI operation per agent; on a gateway without runners
-// (test/gateway-agents.test.ts checks the model receives exactly these callables).
+// GET /agents, /agents/{name}, /docs, /docs/json, /healthz and /metrics
+// (docs/reference/rest-api.md): each agent's schemas and callables, and an OpenAPI operation per
+// agent; on a gateway without runners (test/gateway-agents.test.ts checks the model receives
+// exactly these callables).
 import t from 'tap';
 import { startGateway } from './support/gateway.js';
 

@@ -1,6 +1,7 @@
-// DESIGN §16 at the gateway's invoke: `?timeout` is bounded and checked before anything is written;
-// an empty or too-deep body is bad JSON for every agent; nothing stored makes a read answer 500; a
-// 5xx from invoke leaves nothing behind; the `recent` set and an orphaned invocation expire.
+// docs/reference/bounds.md at the gateway's invoke: `?timeout` is bounded and checked before
+// anything is written; an empty or too-deep body is bad JSON for every agent; nothing stored makes
+// a read answer 500; a 5xx from invoke leaves nothing behind; the `recent` set and an orphaned
+// invocation expire.
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
