@@ -2,21 +2,13 @@
 // HTTP server answers before fastify: bad URL encoding, too long a URL, header overflow, Expect,
 // requests whose headers or body never complete; and @fastify/static's refusals, GET on invoke.
 import net from 'node:net';
-import { buildGateway } from '@agentmesh/gateway';
 import t, { type Test } from 'tap';
-import { startMesh } from './support/mesh.js';
+import { startGateway } from './support/gateway.js';
 
-const mesh = await startMesh(t, { agentsYaml: '  chat: {instructions: "@agent chat"}\n', runners: 0 });
-const gw = await buildGateway({
-  config: mesh.config,
-  redisUrl: mesh.redis.url,
-  prefix: mesh.prefix,
-  defaultTimeoutSeconds: 60,
-  retentionSeconds: 3600,
-  headersTimeoutMs: 300,
-  requestTimeoutMs: 600,
+const gw = await startGateway(t, {
+  agentsYaml: '  chat: {instructions: "@agent chat"}\n',
+  gateway: { headersTimeoutMs: 300, requestTimeoutMs: 600 },
 });
-t.teardown(() => gw.close());
 await gw.app.listen({ port: 0, host: '127.0.0.1' });
 const port = (gw.app.server.address() as { port: number }).port;
 

@@ -7,11 +7,12 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import t, { type Test } from 'tap';
-import { openapiMesh } from './fixtures/openapi-client/openapi-mesh.js';
-import { listenGateway, startMesh } from './support/mesh.js';
+import { openapiMesh } from '../../../test/fixtures/openapi-client/openapi-mesh.js';
+import { buildGateway } from '../src/index.js';
+import { startGateway } from './support/gateway.js';
 
 const run = promisify(execFile);
-const root = path.resolve(import.meta.dirname, '..');
+const root = path.resolve(import.meta.dirname, '../../..');
 const redocly = path.join(root, 'node_modules/@redocly/cli/bin/cli.js');
 
 type Operation = {
@@ -23,12 +24,23 @@ type Operation = {
 };
 type Doc = { paths: Record<string, Record<string, Operation>>; components: any; servers: { url: string }[] };
 
-const mesh = await startMesh(t, openapiMesh);
-await mesh.gateway.app.listen({ port: 0, host: '127.0.0.1' });
-const base = `http://127.0.0.1:${(mesh.gateway.app.server.address() as { port: number }).port}`;
+// The OpenAPI tests' mesh without runners: the document needs none.
+const mesh = await startGateway(t, { agentsYaml: openapiMesh.agentsYaml, tools: openapiMesh.tools ?? [] });
+await mesh.app.listen({ port: 0, host: '127.0.0.1' });
+const base = `http://127.0.0.1:${(mesh.app.server.address() as { port: number }).port}`;
 
 // The same mesh behind a gateway with MESH_API_KEYS: one key for everything, one scoped to echo.
-const { base: securedBase } = await listenGateway(t, mesh, { apiKeys: 'all-key,echo-key=echo' });
+const secured = await buildGateway({
+  config: mesh.config,
+  redisUrl: mesh.redis.url,
+  prefix: mesh.prefix,
+  defaultTimeoutSeconds: 60,
+  retentionSeconds: 3600,
+  apiKeys: 'all-key,echo-key=echo',
+});
+t.teardown(() => secured.close());
+await secured.app.listen({ port: 0, host: '127.0.0.1' });
+const securedBase = `http://127.0.0.1:${(secured.app.server.address() as { port: number }).port}`;
 
 const fetchDoc = async (url: string, key?: string): Promise<Doc> => {
   const res = await fetch(`${url}/docs/json`, key ? { headers: { authorization: `Bearer ${key}` } } : {});
