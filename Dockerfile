@@ -18,7 +18,7 @@ RUN npm run build && npm run build:demo && npm run build:console
 # no test tools, and no TypeScript runtime (tsx, optional for @agentmesh/shared, is omitted). The
 # demo's tools and offline model are compiled too; a config of yours names JavaScript modules.
 FROM node:20-bookworm-slim
-# tini is PID 1: it forwards SIGTERM/SIGINT to node (whose handlers drain: DESIGN §10) and reaps
+# tini is PID 1: it forwards SIGTERM/SIGINT to node (whose handlers drain: docs/guides/getting-started.md) and reaps
 # zombies. Node is not written to be PID 1: it reaps no orphans (the tool-host's stdio MCP servers
 # spawn processes), and as PID 1 a signal it has no handler for is ignored instead of ending it.
 RUN apt-get update \
@@ -26,7 +26,7 @@ RUN apt-get update \
   && rm -rf /var/lib/apt/lists/*
 WORKDIR /app
 # HOST: every service listens on all interfaces inside its container (the gateway and tool-host
-# then need their secrets, DESIGN §3; a runner serves only its metrics there).
+# then need their secrets, docs/reference/rest-api.md; a runner serves only its metrics there).
 ENV NODE_ENV=production HOST=0.0.0.0
 COPY package.json package-lock.json ./
 COPY packages/shared/package.json packages/shared/

@@ -1,4 +1,4 @@
-// `npm run bench` (DESIGN §11): the mesh — gateway, runners, tool-host and a private Redis, each its
+// `npm run bench` (docs/performance.md): the mesh — gateway, runners, tool-host and a private Redis, each its
 // own process on loopback, with the shipped defaults — against the OpenAI Agents SDK at its fastest in
 // this process, on one fake OpenAI-compatible model in a third process whose CPU counts on both sides.
 // Every figure a client takes part in is reported for undici's `request` and Node's global fetch.

@@ -1,4 +1,4 @@
-// RUNNER_CONCURRENCY by measurement (DESIGN §11): what a runner's slot count does to runs/s, latency,
+// RUNNER_CONCURRENCY by measurement (docs/performance.md): what a runner's slot count does to runs/s, latency,
 // memory, CPU and Redis, idle and under parent + 1 delegation loads at model-bound latencies. The mesh
 // starts as `npm run bench` starts it (its own Redis, tool-host, gateway and 2 runners, the shipped
 // defaults, the fake model in its own process); the runners are restarted with each slot count in

@@ -1,4 +1,4 @@
-// Builds the console (DESIGN §18) into packages/console/dist when its sources are newer than the
+// Builds the console (docs/guides/console.md) into packages/console/dist when its sources are newer than the
 // last build, else does nothing (a few stat calls): `npm start`, `npm test`, `npm run gateway` and
 // the image run it. Builds of concurrent callers (tests start gateways in parallel) take turns on
 // a lock file, and each lands by renaming a finished directory into place, so a gateway serving

@@ -82,7 +82,7 @@ export async function buildIfStale(o: BuildOptions): Promise<number> {
 }
 
 /**
- * Builds the console the gateway serves at /ui (DESIGN §18) when its sources changed since its
+ * Builds the console the gateway serves at /ui (docs/guides/console.md) when its sources changed since its
  * last build (`scripts/build-console.mjs`, which says so; a no-op otherwise). Resolves with its
  * exit code.
  */

@@ -24,7 +24,7 @@ export interface DevLoopOptions {
 }
 
 /**
- * `npm run dev` (DESIGN §10): watches the config and every local file its tools modules and code
+ * `npm run dev` (docs/guides/getting-started.md): watches the config and every local file its tools modules and code
  * agents import; on a change says what it saw, checks the config again, and either lists the new
  * config's problems (the services keep running the last good one) or restarts the parts the
  * change affects (plan-restarts.ts). Redis and the demo model are never restarted. Changes seen

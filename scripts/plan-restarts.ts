@@ -4,7 +4,7 @@ import type { CheckedConfig, FileRole } from './checked-config.js';
 export type Part = 'tool-host' | 'runners' | 'gateway';
 
 /**
- * The parts a change affects (DESIGN §10, `npm run dev`), from the roles of the files that changed
+ * The parts a change affects (docs/guides/getting-started.md, `npm run dev`), from the roles of the files that changed
  * and the config the services run (`running`) against the one checked now (`next`):
  * - the tool-host imports the tools modules: a change to one, or to the config's `tools`, restarts it;
  * - runners build their plans from the config, the code agents and the tools' catalogue entries

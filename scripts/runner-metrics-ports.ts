@@ -4,7 +4,7 @@ import net from 'node:net';
 const SPAN = 100;
 
 /**
- * A metrics port for each of `count` runners (DESIGN §10): the first `count` ports from `base` up
+ * A metrics port for each of `count` runners (docs/guides/getting-started.md): the first `count` ports from `base` up
  * that can be listened on at `host` right now, skipping taken ones. `base` 0 means off (every
  * runner gets 0). Throws when fewer than `count` are free within SPAN ports, or past 65535.
  */

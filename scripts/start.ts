@@ -1,4 +1,4 @@
-// `npm start` (DESIGN §10): the whole mesh on one machine — Redis (found or started), the offline demo
+// `npm start` (docs/guides/getting-started.md): the whole mesh on one machine — Redis (found or started), the offline demo
 // model unless MODEL_BASE_URL is set, tool-host, RUNNERS runners and the gateway — until Ctrl-C.
 // `npm run dev` (`--dev`) is the same mesh, then watches the config and the files its parts import
 // and restarts what a change affects (dev-loop.ts).
@@ -120,7 +120,7 @@ const metricsPorts = await runnerMetricsPorts(meshEnv.runnerMetricsPort, runners
   },
 );
 
-// The config once, as the services will read it, before anything starts (DESIGN §4): each problem
+// The config once, as the services will read it, before anything starts (docs/reference/configuration.md): each problem
 // once, instead of every service failing on it after Redis and the model were started.
 let config = await checkConfigApart(env, ROOT);
 if (config.problems.length > 0) {
@@ -314,7 +314,7 @@ async function startToolHost(): Promise<boolean> {
   return ok;
 }
 
-/** A runner's `approval requested` line becomes the curls that decide it (DESIGN §13). */
+/** A runner's `approval requested` line becomes the curls that decide it (docs/guides/approvals-and-budgets.md). */
 function tellApprovals(line: string): void {
   const request = approvalRequestOf(line);
   if (request) say(approvalNotice(request, gatewayUrl, meshEnv.apiKeys !== undefined));

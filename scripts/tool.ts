@@ -1,7 +1,7 @@
-// `npm run tool -- <name> '<json args>'` (DESIGN §10): runs one tool through the running tool-host's
+// `npm run tool -- <name> '<json args>'` (docs/guides/getting-started.md): runs one tool through the running tool-host's
 // own route, as a runner's call would (POST /tools/{name}/invoke with the context filled in: an
 // invocation id, a call id, the deadline, a fresh Idempotency-Key), and prints its result as JSON,
-// or its error; an unknown name lists the tools. Approvals are the runners' (DESIGN §13): a tool
+// or its error; an unknown name lists the tools. Approvals are the runners' (docs/guides/approvals-and-budgets.md): a tool
 // that needs one runs here at once.
 import { randomUUID } from 'node:crypto';
 import { DEFAULT_TOOL_TIMEOUT_MS, loadConfig, newRootId, serviceEnv, type ToolInfo } from '@agentmesh/shared';

@@ -1,4 +1,4 @@
-// Approvals at scale (DESIGN §13, §7): a thousand invocations parked on approvals hold no worker
+// Approvals at scale (docs/guides/approvals-and-budgets.md, docs/architecture/durability-and-fencing.md): a thousand invocations parked on approvals hold no worker
 // slot. In its own file, with its own timeout: creating and parking them all on a loaded machine
 // may take minutes, more than the per-file budget the other approval tests share.
 import { keyLayout } from '@agentmesh/shared';

@@ -1,4 +1,4 @@
-// Approvals (DESIGN §13): a call of a callable that needs approval waits, holding no worker slot,
+// Approvals (docs/guides/approvals-and-budgets.md): a call of a callable that needs approval waits, holding no worker slot,
 // until its owner decides through POST /invocations/{id}/approvals/{callId}; run through the real
 // mesh (gateway → runners → tool-host) against the fake model.
 import fs from 'node:fs';
@@ -200,7 +200,7 @@ t.test('an approval asked by a grandchild shows in its view and in the root stre
   );
   const leaf = (await m.get(`/invocations/${leafId}`)).json;
   t.match(leaf.pendingApprovals, [{ callId: 't0-call0', name: 'charge', args: { amount: 5 } }]);
-  // The root meanwhile: parked on its delegation (DESIGN §7: `waiting`, no slot held), which is
+  // The root meanwhile: parked on its delegation (docs/architecture/durability-and-fencing.md: `waiting`, no slot held), which is
   // still pending; the approval is the grandchild's, not listed as the root's own.
   const rootNow = (await m.get(`/invocations/${id}`)).json;
   t.equal(rootNow.status, 'waiting', 'the root waits on its child');

@@ -1,4 +1,4 @@
-// DESIGN §13 Budgets: `?budget=` and `maxTokens` cap the tokens of a whole invocation tree; one
+// docs/guides/approvals-and-budgets.md Budgets: `?budget=` and `maxTokens` cap the tokens of a whole invocation tree; one
 // counter per tree, `budget_exceeded` failing the root with its descendants cancelled, and
 // `treeUsage` rolled up exactly once. The fake model answers every request with 11 + 7 tokens.
 

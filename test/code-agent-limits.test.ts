@@ -1,4 +1,4 @@
-// Code agents run under the limits of a ReAct agent (DESIGN §7, §16): the deadline ends the
+// Code agents run under the limits of a ReAct agent (docs/architecture/durability-and-fencing.md, docs/reference/bounds.md): the deadline ends the
 // invocation (also while it is parked), a delegation past MESH_MAX_DEPTH creates no child, and
 // calls started together past MESH_MAX_DELEGATIONS_PER_TURN / MESH_MAX_CALLS_PER_TURN are refused
 // as data — recorded, so every replay answers them the same way.

@@ -1,4 +1,4 @@
-// A code agent's ctx.memory survives its parks (DESIGN §7): writes are committed with the next
+// A code agent's ctx.memory survives its parks (docs/architecture/durability-and-fencing.md): writes are committed with the next
 // durable record and a replay sees, at every recorded call, what the first run had committed
 // there — also writes made inside a ctx.step fn, which a replay skips, and on another runner.
 import path from 'node:path';

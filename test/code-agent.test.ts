@@ -1,4 +1,4 @@
-// Code agents (DESIGN §4, §6, §7): ctx.subagent returns child results as data, calls started
+// Code agents (docs/reference/configuration.md, docs/reference/callables-and-results.md, docs/architecture/durability-and-fencing.md): ctx.subagent returns child results as data, calls started
 // together are all submitted before the parent parks, ctx.step runs once across replays, memory
 // is the invocation's own, and a ReAct parent may delegate to a code agent.
 import path from 'node:path';

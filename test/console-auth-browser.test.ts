@@ -1,4 +1,4 @@
-// The console with API keys required (DESIGN §18), in real Chromium: without a key the page shows
+// The console with API keys required (docs/guides/console.md), in real Chromium: without a key the page shows
 // the key prompt and no data, asking nothing of the API; a key given once lasts the tab (a reload
 // does not ask again) and goes as `Authorization: Bearer` on every request, event streams
 // included, never in a URL; and a key sees only its own invocations, as the API shows them.

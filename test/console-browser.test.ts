@@ -1,4 +1,4 @@
-// The console (/ui, DESIGN §18) in real Chromium against a real mesh: the invocations list follows
+// The console (/ui, docs/guides/console.md) in real Chromium against a real mesh: the invocations list follows
 // the mesh live; a three-level tree with parallel children nests every node under the delegation
 // that started it; Approve, Reject and Cancel from the page act as the API would; a click on a
 // call shows what it did; the agents form starts a run. No request leaves the origin, and the page

@@ -1,4 +1,4 @@
-// The offline demo model exercises whatever an agent offers (DESIGN §10): a callable the prompt
+// The offline demo model exercises whatever an agent offers (docs/guides/getting-started.md): a callable the prompt
 // names — a tool, a sub-agent with or without its `_subagent_` prefix — or every callable when it
 // says "use all tools", is called with arguments built from its schema; then it answers from
 // the results. Spoken to over HTTP as the runners speak to it.

@@ -1,4 +1,4 @@
-// The production image and compose file (DESIGN §15 "Deployment"), checked without a Docker engine:
+// The production image and compose file (docs/guides/deploying.md "Deployment"), checked without a Docker engine:
 // the Dockerfile and docker-compose.yml are parsed and their properties asserted. When the compose
 // CLI plugin is installed, `docker compose config` validates the file as Docker reads it too.
 import { spawnSync } from 'node:child_process';

@@ -1,4 +1,4 @@
-// `npm run dev` (DESIGN §10) on a newcomer's own config: an agent with a tool of its own and a
+// `npm run dev` (docs/guides/getting-started.md) on a newcomer's own config: an agent with a tool of its own and a
 // sub-agent, run offline by the demo model; then each edit restarts only what it affects, says what
 // it saw, lists a broken config's problems while the mesh goes on, and never restarts Redis or the
 // demo model.

@@ -1,4 +1,4 @@
-// `npm run dev` restarts only what a change affects (DESIGN §10): which files belong to which part
+// `npm run dev` restarts only what a change affects (docs/guides/getting-started.md): which files belong to which part
 // (the imports each part's modules make, found by the config check), and which parts a change
 // restarts.
 import fs from 'node:fs';

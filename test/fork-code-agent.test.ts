@@ -1,4 +1,4 @@
-// Forks of code agents (DESIGN §19): the records before the point are replayed, `ctx.memory`
+// Forks of code agents (docs/guides/durability.md): the records before the point are replayed, `ctx.memory`
 // included, steps and delegations before it never run again, a given result reaches the code (a
 // step's writes made inside its fn do not, since it did not run), and a decided approval keeps its
 // reason.

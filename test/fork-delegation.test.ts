@@ -1,4 +1,4 @@
-// Forks and delegations (DESIGN §19), through the real mesh: a reused delegation keeps the original
+// Forks and delegations (docs/guides/durability.md), through the real mesh: a reused delegation keeps the original
 // child, which is not run again (nor cancelled with the fork), a fork at the delegation runs a new
 // child of its own, a given result starts none, and a child node forks as a root of its agent.
 import { rootOf } from '@agentmesh/shared';

@@ -1,4 +1,4 @@
-// Every refusal of POST /invocations/{id}/fork (DESIGN §19, §16), with API keys on: each with its
+// Every refusal of POST /invocations/{id}/fork (docs/guides/durability.md, docs/reference/bounds.md), with API keys on: each with its
 // code and status, before anything is written.
 import fs from 'node:fs';
 import { keyLayout, parseConfig } from '@agentmesh/shared';

@@ -1,4 +1,4 @@
-// Re-run from any call (DESIGN §19), ReAct agents through the real mesh: a fork reuses the recorded
+// Re-run from any call (docs/guides/durability.md), ReAct agents through the real mesh: a fork reuses the recorded
 // calls before its point (tools there never run again, the model is asked only for the calls after
 // it), a given result reaches the model, forks of forks, idempotency, the fork's event stream,
 // usage and budgets of live calls only, a new input, and an original that stays byte for byte.

@@ -1,4 +1,4 @@
-// GET /invocations/{id}/calls/{callId} (DESIGN §18), through the gateway of a real mesh: what each
+// GET /invocations/{id}/calls/{callId} (docs/guides/console.md), through the gateway of a real mesh: what each
 // call did, rebuilt from the durable records, equals what the model, the tool and the child saw.
 import t from 'tap';
 import { type SeenRequest, toolMessagesOf, turnOf } from './support/fake-model.js';

@@ -1,4 +1,4 @@
-// `npm run gateway` with a bad config (DESIGN §4): it stops at start with the file, the path inside
+// `npm run gateway` with a bad config (docs/reference/configuration.md): it stops at start with the file, the path inside
 // it and the reason for every problem at once, never a bare stack trace.
 import fs from 'node:fs';
 import os from 'node:os';

@@ -1,4 +1,4 @@
-// The done message of a root (FINISH, DESIGN §7's wake-up) may carry the finished invocation: what
+// The done message of a root (FINISH, docs/architecture/durability-and-fencing.md's wake-up) may carry the finished invocation: what
 // READ_INVOCATION would answer, as JSON. A waiter reads it as tolerantly as a read, and falls back
 // to reading whenever it is not that shape.
 import { encodeNewInvocation } from '@agentmesh/shared';

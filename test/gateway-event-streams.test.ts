@@ -1,4 +1,4 @@
-// DESIGN §16 for event streams: they share the gateway's Redis connections (the count does not grow
+// docs/reference/bounds.md for event streams: they share the gateway's Redis connections (the count does not grow
 // with open streams), their number is capped per API key and per gateway (429 too_many_streams),
 // and a Last-Event-ID at or past the invocation's terminal event ends the stream at once.
 import t from 'tap';

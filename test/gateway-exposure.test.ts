@@ -1,4 +1,4 @@
-// Secure by default (DESIGN §3, issue 7 defect 7): a gateway on a non-loopback address without
+// Secure by default (docs/reference/rest-api.md, issue 7 defect 7): a gateway on a non-loopback address without
 // MESH_API_KEYS refuses to start and says why, unless MESH_ALLOW_ANONYMOUS=true (then it warns);
 // docker-compose.yml publishes the gateway on loopback and requires the internal token.
 import fs from 'node:fs';

@@ -1,4 +1,4 @@
-// POST /agents/{name}/invoke and GET /invocations/{id} (DESIGN §3): 200 when the invocation ends
+// POST /agents/{name}/invoke and GET /invocations/{id} (docs/reference/rest-api.md): 200 when the invocation ends
 // within `wait`, else 202 with a Location, and the calls of the view, through the whole mesh.
 import type { AddressInfo } from 'node:net';
 import t from 'tap';
@@ -107,7 +107,7 @@ t.test('an invocation that fails within the wait answers 200 with status failed 
 
 t.test('?wait=0 answers 202 at once with a Location and a view still in progress', async (t) => {
   // An agent whose model answers late: a fast one may have finished by the time the view is read,
-  // and a view terminal by then is answered 200 (DESIGN §3: terminal within `wait`).
+  // and a view terminal by then is answered 200 (docs/reference/rest-api.md: terminal within `wait`).
   const res = await mesh.invoke('slow', { prompt: 'hi' }, 'wait=0');
   t.equal(res.status, 202);
   t.match(res.json, { id: ROOT_ID, agent: 'slow', input: { prompt: 'hi' } });

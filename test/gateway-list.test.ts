@@ -1,4 +1,4 @@
-// GET /invocations (DESIGN §3): recent root invocations, newest first, filtered by agent and status,
+// GET /invocations (docs/reference/rest-api.md): recent root invocations, newest first, filtered by agent and status,
 // paged by an opaque cursor, and only the caller's own when MESH_API_KEYS is set.
 import { createHash } from 'node:crypto';
 import { keyLayout } from '@agentmesh/shared';

@@ -1,4 +1,4 @@
-// /readyz (DESIGN §1, §3): 503 `unavailable` until the tool catalogue is published and every agent
+// /readyz (docs/architecture/invocation-life.md, docs/reference/rest-api.md): 503 `unavailable` until the tool catalogue is published and every agent
 // has a live runner; 200 once they do; 503 again when an agent's last runner leaves. Services start
 // in any order: the gateway comes first here.
 import { buildRunner, type Runner } from '@agentmesh/agent-runner';

@@ -1,6 +1,6 @@
 // Property: whatever a model answers — malformed JSON, odd shapes, giant content, thousands of
 // calls, odd Unicode, fences, unknown names — every invocation ends succeeded or failed with a
-// registered code, and the runner's event loop never stalls while it handles them (DESIGN §16).
+// registered code, and the runner's event loop never stalls while it handles them (docs/reference/bounds.md).
 // The same for streamed replies (docs/guides/streaming.md): cut anywhere, not JSON, unfinished, too large, quiet.
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { ERROR_CODES } from '@agentmesh/shared';

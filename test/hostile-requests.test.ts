@@ -1,6 +1,6 @@
 // Property: no request — hostile bodies, headers, query strings, paths, methods, raw bytes —
 // gets a 5xx from the gateway, every error answer has the contract's shape, and the gateway is
-// healthy after (DESIGN §3, §16). Requests go over real TCP, so Node's own parser is in play.
+// healthy after (docs/reference/rest-api.md, docs/reference/bounds.md). Requests go over real TCP, so Node's own parser is in play.
 import net from 'node:net';
 import { ERROR_CODES } from '@agentmesh/shared';
 import fc from 'fast-check';

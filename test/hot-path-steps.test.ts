@@ -1,4 +1,4 @@
-// The hot path's Redis work, counted (DESIGN §11 is measured by the bench; these pin the counts that
+// The hot path's Redis work, counted (docs/performance.md is measured by the bench; these pin the counts that
 // make it): which Lua steps one run sends, and who is woken on the done channel. BullMQ's own steps
 // (add, take, complete) are not counted: the take carries ACTIVATE on one server (take-activation).
 import { createHash } from 'node:crypto';

@@ -1,4 +1,4 @@
-// The production image runs no TypeScript (DESIGN §15): its services are compiled, and so are the
+// The production image runs no TypeScript (docs/guides/deploying.md): its services are compiled, and so are the
 // demo's tools and offline model, which it lays out as the Dockerfile does (the compiled demo over
 // demo/, its docs beside) and runs with plain `node`, no loader; the image omits tsx, and a config
 // naming a TypeScript module there gets a message saying what to do.

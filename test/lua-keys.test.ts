@@ -1,4 +1,4 @@
-// Every Lua step of the mesh touches only keys passed in its KEYS (DESIGN §15: what lets a step run
+// Every Lua step of the mesh touches only keys passed in its KEYS (docs/guides/deploying.md: what lets a step run
 // on one Redis Cluster slot and what the cluster's routing sees). Redis MONITOR records each script
 // call and the commands it ran; Redis itself (COMMAND GETKEYS) says which arguments of those are
 // keys. The flows below run every step but DISCARD_CALLS (a code agent redeployed mid-run; it
@@ -91,7 +91,7 @@ t.test('every mesh Lua step touches only the keys in its KEYS', async (t) => {
   await mesh.waitForStatus(asked, 'waiting');
   await mesh.request('POST', `/invocations/${asked}/approvals/t0-call0`, { payload: { approved: true } });
   await mesh.waitForStatus(asked, 'succeeded');
-  // A fork of it (DESIGN §19): the node read within bounds, the fork made with its reused records.
+  // A fork of it (docs/guides/durability.md): the node read within bounds, the fork made with its reused records.
   const forked = await mesh.request('POST', `/invocations/${asked}/fork?wait=30`, {
     payload: { fromCallId: 't1-model' },
   });

@@ -1,4 +1,4 @@
-// The agents as an MCP server (issue 12, DESIGN §14): the MCP SDK's own client, over Streamable
+// The agents as an MCP server (issue 12, docs/guides/mcp.md): the MCP SDK's own client, over Streamable
 // HTTP, against POST /mcp of a live gateway with API keys: tools/list per key scope, tools/call
 // with text and structured output, failures and unfinished invocations as isError results, an MCP
 // cancellation cancelling the invocation (also when it reaches another gateway than the call),

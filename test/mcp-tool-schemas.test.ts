@@ -1,5 +1,5 @@
 // How an agent appears as an MCP tool and how its invocation answers a tools/call (issue 12,
-// DESIGN §14): pure mappings, nothing running.
+// docs/guides/mcp.md): pure mappings, nothing running.
 import type { AgentPlan, InvocationView } from '@agentmesh/shared';
 import t from 'tap';
 import { toolResult } from '../services/gateway/src/mcp/tool-result.js';

@@ -1,4 +1,4 @@
-// Mounted MCP servers that go away (DESIGN §14): a dead stdio server is restarted and a dropped
+// Mounted MCP servers that go away (docs/guides/mcp.md): a dead stdio server is restarted and a dropped
 // HTTP one reconnected; while one is down its tools fail at once with a reason and the tool-host's
 // /readyz names it; a call in flight when its server dies is in doubt (§7).
 import fs from 'node:fs';

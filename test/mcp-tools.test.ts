@@ -1,4 +1,4 @@
-// MCP servers mounted in the tool-host (DESIGN §14): the fixture server (the SDK's McpServer) over
+// MCP servers mounted in the tool-host (docs/guides/mcp.md): the fixture server (the SDK's McpServer) over
 // stdio and over Streamable HTTP, its tools called by a model through a whole mesh like native ones.
 import { keyLayout, type ToolInfo } from '@agentmesh/shared';
 import t from 'tap';

@@ -1,4 +1,4 @@
-// The gateway's own metrics (DESIGN §15): the depth of every agent's queue by BullMQ state, read on
+// The gateway's own metrics (docs/reference/metrics.md): the depth of every agent's queue by BullMQ state, read on
 // scrape with a short cache, and request durations labelled by route template, never the raw URL.
 import t from 'tap';
 import { addRunner, startMesh, type TestMesh } from './support/mesh.js';

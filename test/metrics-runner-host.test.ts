@@ -1,4 +1,4 @@
-// A runner serves its metrics on HOST (DESIGN §15): in a container HOST=0.0.0.0 makes them
+// A runner serves its metrics on HOST (docs/reference/metrics.md): in a container HOST=0.0.0.0 makes them
 // scrapeable from another host; unset, they stay on loopback.
 import os from 'node:os';
 import { buildRunner } from '@agentmesh/agent-runner';

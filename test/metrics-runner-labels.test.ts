@@ -1,4 +1,4 @@
-// A runner's metric labels stay bounded under a hostile model (DESIGN §16): tool and sub-agent
+// A runner's metric labels stay bounded under a hostile model (docs/reference/bounds.md): tool and sub-agent
 // names the agent does not declare are counted as `unknown`, never under the invented name.
 import t from 'tap';
 import { turnOf } from './support/fake-model.js';

@@ -1,4 +1,4 @@
-// The tool-host's own metrics (DESIGN §15, §16): calls counted and timed by tool and outcome on an
+// The tool-host's own metrics (docs/reference/metrics.md, docs/reference/bounds.md): calls counted and timed by tool and outcome on an
 // open `/metrics`; a name it does not serve is `unknown`, so random names add no label value.
 import { buildToolHost, loadToolDefinitions } from '@agentmesh/tool-host';
 import t from 'tap';

@@ -1,4 +1,4 @@
-// Remote agent entries in the config (DESIGN §14, §16): `remote: {a2a, headers?, allowedOrigins?}` with its own
+// Remote agent entries in the config (docs/guides/a2a-and-remote-agents.md, docs/reference/bounds.md): `remote: {a2a, headers?, allowedOrigins?}` with its own
 // description and input/output schemas; bad ones fail at start with the file, the path and the
 // reason, every problem at once. The plan lists it as kind `remote` with the default prompt schema;
 // logs never show its headers. Needs nothing running.

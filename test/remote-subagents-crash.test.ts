@@ -1,4 +1,4 @@
-// A runner of mesh A SIGKILLed while it watches mesh B's task (DESIGN §14, §7): A's runners are
+// A runner of mesh A SIGKILLed while it watches mesh B's task (docs/guides/a2a-and-remote-agents.md, docs/architecture/durability-and-fencing.md): A's runners are
 // processes; B's worker is blocked on a slow model reply. The remote task id was recorded before
 // the wait, so the runner that takes the child over watches that task instead of sending the
 // message again: A gets the answer and B's agent ran once (one model request, one invocation).

@@ -1,4 +1,4 @@
-// Remote sub-agents over A2A (DESIGN §14, issue 12): mesh A's `boss` delegates to `helper`, a
+// Remote sub-agents over A2A (docs/guides/a2a-and-remote-agents.md, issue 12): mesh A's `boss` delegates to `helper`, a
 // remote entry naming mesh B's `worker` by its agent card on B's real HTTP listener (with B's API
 // key, from an env-expanded header). B starts only after A already delegated: the card is fetched
 // lazily, with retries. The answer comes back; B's failure is A's failed delegation with B's

@@ -1,4 +1,4 @@
-// A hostile model against a whole mesh (DESIGN §16, issue 7 defects 2, 5 and 8): no reply stalls
+// A hostile model against a whole mesh (docs/reference/bounds.md, issue 7 defects 2, 5 and 8): no reply stalls
 // the runner's event loop (runners run in this process), an oversized reply fails the call and is
 // not stored, calls past the per-reply cap fail as tool messages, invented names stay out of
 // metric labels.

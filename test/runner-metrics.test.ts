@@ -1,6 +1,6 @@
 // A runner's Prometheus metrics, on RUNNER_METRICS_PORT: delegations are counted and timed by the
 // registered sub-agent name (never the `_subagent_` callable name), beside model and tool calls, and
-// every invocation's end is counted and timed by agent and terminal status (DESIGN §9).
+// every invocation's end is counted and timed by agent and terminal status (docs/reference/metrics.md).
 import t from 'tap';
 import { toolMessagesOf, turnOf } from './support/fake-model.js';
 import { startMesh, startService } from './support/mesh.js';

@@ -1,4 +1,4 @@
-// A runner's `GET /readyz` (DESIGN §15: compose's healthcheck): 200 `{status: 'ready'}` while its
+// A runner's `GET /readyz` (docs/guides/deploying.md: compose's healthcheck): 200 `{status: 'ready'}` while its
 // workers take jobs and its Redis answers; else 503 `unavailable` naming what is missing, the body
 // the gateway's and tool-host's `/readyz` give: while it drains after SIGTERM, while Redis hangs or
 // is gone.

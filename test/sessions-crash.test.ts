@@ -1,4 +1,4 @@
-// Sessions across runner crashes (DESIGN §7, §12): an invocation's finish and its session's
+// Sessions across runner crashes (docs/architecture/durability-and-fencing.md, docs/guides/sessions.md): an invocation's finish and its session's
 // hand-off are two steps (two hash tags); a runner dying around them loses no exchange and stalls
 // no queue, whoever notices settles the session.
 import { JOB_RETRY, keyLayout, queueName } from '@agentmesh/shared';

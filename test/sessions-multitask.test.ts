@@ -1,4 +1,4 @@
-// Sessions (DESIGN §12) under truly concurrent invokes: `reject` and `interrupt` requests fired at
+// Sessions (docs/guides/sessions.md) under truly concurrent invokes: `reject` and `interrupt` requests fired at
 // the same moment at one session, served by two runners, never run two invocations of it at once.
 import t from 'tap';
 import type { SeenRequest } from './support/fake-model.js';

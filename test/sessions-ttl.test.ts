@@ -1,4 +1,4 @@
-// Sessions (DESIGN §12): a session lives MESH_SESSION_TTL_SECONDS after its last use. With a TTL of
+// Sessions (docs/guides/sessions.md): a session lives MESH_SESSION_TTL_SECONDS after its last use. With a TTL of
 // a few seconds: the keys' TTL runs down, a new turn pushes it back up, and an unused session goes.
 import t from 'tap';
 import type { SeenRequest } from './support/fake-model.js';

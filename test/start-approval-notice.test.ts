@@ -1,4 +1,4 @@
-// npm start turns a runner's `approval requested` line into the curls that decide it (DESIGN §13):
+// npm start turns a runner's `approval requested` line into the curls that decide it (docs/guides/approvals-and-budgets.md):
 // read from the lines a runner really writes — pino's JSON, and the pretty ones npm start's
 // children write on a terminal.
 import { Writable } from 'node:stream';

@@ -1,4 +1,4 @@
-// `npm start` builds the services when their sources are newer than the build (DESIGN §10), and
+// `npm start` builds the services when their sources are newer than the build (docs/guides/getting-started.md), and
 // says so: tsc prints nothing for most of a minute on a first run. Here on a tree of its own, with
 // a stand-in for `npm run build` that writes the build infos as tsc would.
 import fs from 'node:fs';

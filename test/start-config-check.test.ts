@@ -1,4 +1,4 @@
-// `npm start` checks the config once, as the services would, before it starts anything (DESIGN §4):
+// `npm start` checks the config once, as the services would, before it starts anything (docs/reference/configuration.md):
 // each problem once, exit 1 with the true reason — not every service failing on it, eight copies
 // of the same problems, and "the gateway was not ready" a second later.
 import fs from 'node:fs';

@@ -7,7 +7,7 @@ import { stopOnExit } from '../support/stop-on-exit.js';
 import { timeRuns } from '../support/time-runs.js';
 
 /**
- * The floors DESIGN §11 reasons from, measured in the same run on the mesh's Redis: a Redis round
+ * The floors docs/performance.md reasons from, measured in the same run on the mesh's Redis: a Redis round
  * trip (PING from this process) and a bare BullMQ job round trip (add → a worker in another
  * process → completion seen through QueueEvents), each after a warm-up.
  */

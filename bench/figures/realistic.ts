@@ -8,7 +8,7 @@ export const REALISTIC_LATENCY_MS = 300;
 export const REALISTIC_CLIENTS = 200;
 
 /**
- * The realistic load of DESIGN §11: parent + 1 delegation at 300 ms per model call, 200 concurrent
+ * The realistic load of docs/performance.md: parent + 1 delegation at 300 ms per model call, 200 concurrent
  * clients, the shipped defaults: runs/s (≥ 1.0 × the SDK, aiming at 1.25 ×: the SDK is bound to
  * one core, the mesh is not), CPU per run both ways and p99 latency, for each client.
  */

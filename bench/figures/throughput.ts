@@ -5,7 +5,7 @@ import { percentile } from '../support/percentile.js';
 import { rotate } from '../support/rotate.js';
 import { round, spread } from '../support/spread.js';
 
-/** A closed load's targets: the DESIGN §11 row it measures. */
+/** A closed load's targets: the docs/performance.md row it measures. */
 export interface LoadTargets {
   /** The least runs/s ratio to the SDK that meets the target. */
   minRatio: number;

@@ -13,7 +13,7 @@ export interface BenchContext {
   invoke: MeshInvoke;
   /** The same through Node's global fetch. */
   invokeFetch: MeshInvoke;
-  /** Both clients, named: every figure a client takes part in is reported for each (DESIGN §11). */
+  /** Both clients, named: every figure a client takes part in is reported for each (docs/performance.md). */
   clients: readonly BenchClient[];
   sdk: (agent: SdkAgent) => Promise<string>;
   /** CPU ms used so far by every mesh process and Redis. */

@@ -33,7 +33,9 @@ export interface BenchOptions {
 export function benchOptions(env: Record<string, string | undefined>): BenchOptions {
   const quick = env.BENCH_QUICK === '1';
   if (env.BENCH_RUNNER_CONCURRENCY !== undefined)
-    throw new Error('BENCH_RUNNER_CONCURRENCY is gone: the bench runs the shipped defaults (DESIGN §11)');
+    throw new Error(
+      'BENCH_RUNNER_CONCURRENCY is gone: the bench runs the shipped defaults (docs/performance.md)',
+    );
   const int = (name: string, full: number, fast: number, min = 1): number => {
     const raw = env[name];
     if (raw === undefined || raw === '') return quick ? fast : full;

@@ -1,6 +1,6 @@
 import { round, type Spread } from './spread.js';
 
-/** One line of the bench's output (DESIGN §11): the mesh's figure, the SDK's, and the target. */
+/** One line of the bench's output (docs/performance.md): the mesh's figure, the SDK's, and the target. */
 export interface Figure {
   figure: string;
   unit: string;
@@ -8,7 +8,7 @@ export interface Figure {
   sdk?: Spread;
   /** mesh p50 / sdk p50, or the figure's own ratio (e.g. to ideal). */
   ratio?: number;
-  /** The DESIGN §11 target, in words. */
+  /** The docs/performance.md target, in words. */
   target?: string;
   ok?: boolean;
   /** Anything else the figure reports (model latency, clients, runners, before/after…). */

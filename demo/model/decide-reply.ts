@@ -31,7 +31,7 @@ export function decideReply(request: ChatRequest): DemoReply {
     if (tools.some((t) => t.name.startsWith('_subagent_'))) {
       return { type: 'tool_calls', calls: planDelegations(question, tools) };
     }
-    // The publisher's one tool needs a human's approval (DESIGN §13): the call waits for it.
+    // The publisher's one tool needs a human's approval (docs/guides/approvals-and-budgets.md): the call waits for it.
     if (tools.some((t) => t.name === 'publish_note')) {
       const title =
         question

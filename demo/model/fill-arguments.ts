@@ -6,8 +6,8 @@ const MAX_DEPTH = 8;
 const isObject = (v: unknown): v is Schema => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /**
- * Arguments for a callable, built from its parameters' JSON Schema and the user's text (DESIGN
- * §10: the demo model exercises whatever an agent offers): every required property (all of them
+ * Arguments for a callable, built from its parameters' JSON Schema and the user's text (
+ * docs/guides/getting-started.md: the demo model exercises whatever an agent offers): every required property (all of them
  * when none is required) filled by its type, its name and its constraints — a `default`,
  * `const`, the first `enum` value or example when the schema gives one; else the text itself in a
  * string, an arithmetic expression found in the text for an `expression`, a short title for a

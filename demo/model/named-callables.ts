@@ -8,7 +8,7 @@ const ALL_TOOLS = /\b(?:all\s+(?:of\s+)?(?:the\s+|your\s+|its\s+|my\s+)?tools|ev
 const NAME_CHAR = /[A-Za-z0-9_-]/;
 
 /**
- * The offered callables the user's text asks for (DESIGN §10): every one when it says "use all
+ * The offered callables the user's text asks for (docs/guides/getting-started.md): every one when it says "use all
  * tools", else those it names — a tool by its name, a sub-agent by its name with or without
  * `_subagent_` — as whole words, case aside; in the order offered, at most MAX_NAMED_CALLS.
  */

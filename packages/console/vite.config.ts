@@ -1,4 +1,4 @@
-// The console's build (DESIGN §18): Preact compiled by Vite's own JSX transform into dist/, which
+// The console's build (docs/guides/console.md): Preact compiled by Vite's own JSX transform into dist/, which
 // the gateway serves at /ui. Everything is bundled; the page loads nothing from another origin.
 import { defineConfig } from 'vite';
 

@@ -1,4 +1,4 @@
-// Cancelling a tree on a three-master Redis Cluster (DESIGN §7, §15): the subtree is flagged in one
+// Cancelling a tree on a three-master Redis Cluster (docs/architecture/durability-and-fencing.md, docs/guides/deploying.md): the subtree is flagged in one
 // Lua step on the tree's slot, the broadcast reaches the runner, parked parents end `cancelled`.
 import t from 'tap';
 import { turnOf } from '../support/fake-model.js';

@@ -1,4 +1,4 @@
-// A fork on a three-master Redis Cluster (DESIGN §15, §19): the node is read on its tree's slot and
+// A fork on a three-master Redis Cluster (docs/guides/deploying.md, docs/guides/durability.md): the node is read on its tree's slot and
 // the fork written on its own; a fork holding both a reused delegation (the original tree's child,
 // another slot) and a live one streams its tree and is cancelled without crossing slots.
 import { rootOf } from '@agentmesh/shared';

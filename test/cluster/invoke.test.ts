@@ -1,4 +1,4 @@
-// The invocation path on a three-master Redis Cluster (DESIGN §15): invoke with a delegation and a
+// The invocation path on a three-master Redis Cluster (docs/guides/deploying.md): invoke with a delegation and a
 // tool call, the tree's event stream, the recent list and readiness, with roots spread over the
 // nodes. Every service uses one cluster client; the event hub reads each node's streams apart.
 import type { AddressInfo } from 'node:net';

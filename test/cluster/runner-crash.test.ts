@@ -1,4 +1,4 @@
-// A runner crash on a three-master Redis Cluster (DESIGN §7, §15): runner processes configured by
+// A runner crash on a three-master Redis Cluster (docs/architecture/durability-and-fencing.md, docs/guides/deploying.md): runner processes configured by
 // REDIS_CLUSTER_NODES; the one running a child's model call is SIGKILLed; the other takes the job
 // over (BullMQ on the cluster, one hash-tagged prefix), replays the records and re-issues only the
 // call in doubt.

@@ -1,4 +1,4 @@
-// A pending approval survives runner and gateway restarts (DESIGN §13): a grandchild parks on an
+// A pending approval survives runner and gateway restarts (docs/guides/approvals-and-budgets.md): a grandchild parks on an
 // approval, the runner process that parked it is SIGKILLed, and a SECOND gateway process decides;
 // a fresh runner resumes the grandchild, the tool runs once and the whole tree succeeds.
 import { keyLayout } from '@agentmesh/shared';

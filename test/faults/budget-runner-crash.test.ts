@@ -1,8 +1,8 @@
-// DESIGN §13 budgets across a runner crash (issue 11): a root delegating to four children, runners
+// docs/guides/approvals-and-budgets.md budgets across a runner crash (issue 11): a root delegating to four children, runners
 // as real processes, the runner holding a child's model call SIGKILLed mid-tree and another one
 // recovering it. (a) With a budget large enough the tree succeeds, and its treeUsage (and the
 // tree's budget counter) is exactly the sum of every node's usage: the call in doubt, re-issued,
-// is counted once (its usage is what was recorded, DESIGN §7). (b) With a budget the children
+// is counted once (its usage is what was recorded, docs/architecture/durability-and-fencing.md). (b) With a budget the children
 // exhaust, the root ends `failed` `budget_exceeded`, the children `cancelled`, treeUsage is still
 // the exact sum, and no model call started once the counter reached the budget: Redis MONITOR
 // gives the order of every counter increment and every model call's `started` record (the step

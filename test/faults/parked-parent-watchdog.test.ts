@@ -33,7 +33,7 @@ t.test('a parent left parked after its last child finished is resumed by the wat
   t.equal(done.output, 'parent got child answer');
   // The point: turn 0's recorded reply is replayed, never re-issued. Turn 1 is in doubt until its
   // reply is written with the finish; a job lock that lapses on a loaded machine re-issues it
-  // (DESIGN §7: an in-doubt model call is re-issued), so it may appear more than once.
+  // (docs/architecture/durability-and-fencing.md: an in-doubt model call is re-issued), so it may appear more than once.
   const turns = mesh.model.of('parent').map(turnOf);
   t.same(turns.slice(0, 2), [0, 1], 'the parent resumed at its second model call');
   t.equal(turns.filter((turn) => turn === 0).length, 1, 'its first model call was replayed, not re-issued');

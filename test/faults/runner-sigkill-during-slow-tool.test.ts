@@ -1,7 +1,7 @@
 // A runner SIGKILLed while a slow tool that is not safe to repeat runs; the tool-host (a process
 // of its own) stays alive. The tool runs to its end and the tool-host records its outcome; the
 // runner that takes the job over re-issues the call with the same Idempotency-Key, waits on the
-// lease while the tool still runs, and gets the real result (DESIGN §16): the tool ran once and
+// lease while the tool still runs, and gets the real result (docs/reference/bounds.md): the tool ran once and
 // the model saw what it did, not `tool_in_doubt`.
 import fs from 'node:fs';
 import os from 'node:os';
@@ -78,7 +78,7 @@ t.test(
     const call = done.calls.find((c: { kind: string }) => c.kind === 'tool');
     t.equal(call.status, 'succeeded');
     t.not(call.runner, killed, 'the call was recorded by the runner that took over');
-    t.equal(call.attempt, 2, 'the view marks the call as re-run after a crash (DESIGN §18)');
+    t.equal(call.attempt, 2, 'the view marks the call as re-run after a crash (docs/guides/console.md)');
     t.equal(
       done.calls.find((c: { kind: string }) => c.kind === 'model').attempt,
       undefined,

@@ -1,4 +1,4 @@
-// Drives the console (/ui, DESIGN §18) in Debian's Chromium with playwright-core: the browser is the
+// Drives the console (/ui, docs/guides/console.md) in Debian's Chromium with playwright-core: the browser is the
 // system's (never a downloaded one); every request the page makes is checked to stay on the
 // gateway's origin, and every console message of type error is kept, for the tests to assert on.
 import { execFileSync } from 'node:child_process';

@@ -80,7 +80,7 @@ export interface MeshOptions {
   runnerAgents?: string[];
   /** Redis with AOF (`appendfsync always`), for tests that restart it. */
   aof?: boolean;
-  /** Every service on a local three-master Redis Cluster instead of one server (DESIGN §15). */
+  /** Every service on a local three-master Redis Cluster instead of one server (docs/guides/deploying.md). */
   cluster?: boolean;
   /**
    * The queue fast path of the in-process gateway and runners (docs/architecture/queue-fast-path.md):

@@ -12,7 +12,7 @@ export class ApiError extends Error {
   }
 }
 
-/** The headers of every request: the tab's key as `Authorization: Bearer` (DESIGN §18). */
+/** The headers of every request: the tab's key as `Authorization: Bearer` (docs/guides/console.md). */
 export function authHeaders(extra: Record<string, string> = {}): Record<string, string> {
   const key = apiKey.value;
   return key ? { ...extra, authorization: `Bearer ${key}` } : extra;

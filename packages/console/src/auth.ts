@@ -1,6 +1,6 @@
 import { signal } from '@preact/signals';
 
-// DESIGN §18: the key is kept for the tab (sessionStorage), never in a URL; the Swagger UI of
+// docs/guides/console.md: the key is kept for the tab (sessionStorage), never in a URL; the Swagger UI of
 // /docs keeps it under the same name, so one prompt serves both.
 const STORE = 'agentmesh-api-key';
 

@@ -3,7 +3,7 @@ import { apiKey, keyNeeded } from './auth';
 
 /**
  * What the gateway says of itself at `/ui/config.json` (open, like the page): keys required or
- * not, and whether it re-runs from a call (DESIGN §19).
+ * not, and whether it re-runs from a call (docs/guides/durability.md).
  */
 export const config = signal<{ auth: boolean; fork?: boolean } | undefined>(undefined);
 export const configError = signal<string | undefined>(undefined);

@@ -17,7 +17,7 @@ export interface StreamHandlers {
 
 /**
  * Follows `url` (a text/event-stream) with fetch, so the API key travels as a header, never in the
- * URL (DESIGN §18); after a dropped connection it reconnects with `Last-Event-ID` and goes on
+ * URL (docs/guides/console.md); after a dropped connection it reconnects with `Last-Event-ID` and goes on
  * where it was. Returns a function that stops it.
  */
 export function followEvents(url: string, on: StreamHandlers): () => void {

@@ -39,7 +39,7 @@ export function pretty(value: unknown): string {
 }
 
 /**
- * What a node's output element holds (DESIGN §18): once it succeeded, its output (a string as
+ * What a node's output element holds (docs/guides/console.md): once it succeeded, its output (a string as
  * is, else compact JSON); before, the text of its model calls in turn order.
  */
 export function nodeText(view: InvocationView | undefined, texts: Record<string, string>): string {

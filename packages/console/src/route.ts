@@ -1,6 +1,6 @@
 import { signal } from '@preact/signals';
 
-/** Where the page is: `#/invocations`, `#/invocations/<id>` or `#/agents` (DESIGN §18 deep links). */
+/** Where the page is: `#/invocations`, `#/invocations/<id>` or `#/agents` (docs/guides/console.md deep links). */
 export type Route = { page: 'invocations' } | { page: 'invocation'; id: string } | { page: 'agents' };
 
 // An invocation id: `inv_`, 32 hex digits, and a child's 16 more (ids.ts of the mesh).

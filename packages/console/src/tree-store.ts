@@ -9,7 +9,7 @@ export interface NodeModel {
   id: string;
   agent: string;
   parentId?: string;
-  /** The delegation call of the parent that started it (DESIGN §17 `parentCallId`). */
+  /** The delegation call of the parent that started it (docs/guides/streaming.md `parentCallId`). */
   parentCallId?: string;
   depth: number;
   view?: InvocationView;
@@ -34,7 +34,7 @@ export type Connection = 'connecting' | 'live' | 'reconnecting' | 'ended' | 'fai
 const FETCHES = 6;
 
 /**
- * A delegation tree followed live (DESIGN §18): the views of its nodes, read from the REST API,
+ * A delegation tree followed live (docs/guides/console.md): the views of its nodes, read from the REST API,
  * kept current by the tree's event stream (each event re-reads its node; the newest read wins,
  * as reads of one node never overlap), texts from its `model_call` and `delta` events.
  */
@@ -108,7 +108,7 @@ export class TreeStore {
     this.apply(view);
   }
 
-  /** Decides a pending approval of node `id` (DESIGN §13); an empty reason is none. */
+  /** Decides a pending approval of node `id` (docs/guides/approvals-and-budgets.md); an empty reason is none. */
   async decide(id: string, callId: string, approved: boolean, reason = ''): Promise<void> {
     const body = approved || reason === '' ? { approved } : { approved, reason };
     const view = await api<InvocationView>(`/invocations/${id}/approvals/${encodeURIComponent(callId)}`, {
@@ -140,7 +140,7 @@ export class TreeStore {
   }
 
   private eventsUrl(): string {
-    // With each model call's text as it is written (DESIGN §17 `delta` events).
+    // With each model call's text as it is written (docs/guides/streaming.md `delta` events).
     return `/invocations/${this.rootId}/events?deltas=true`;
   }
 

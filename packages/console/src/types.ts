@@ -1,4 +1,4 @@
-// The shapes of the mesh's REST answers that the console reads (DESIGN §3, §13, §17, §18).
+// The shapes of the mesh's REST answers that the console reads (docs/reference/rest-api.md, docs/guides/approvals-and-budgets.md, docs/guides/streaming.md, docs/guides/console.md).
 
 export type InvocationStatus = 'queued' | 'running' | 'waiting' | 'succeeded' | 'failed' | 'cancelled';
 export type CallKind = 'model' | 'tool' | 'subagent';
@@ -19,7 +19,7 @@ export interface CallView {
   childId?: string;
   runner?: string;
   attempt?: number;
-  /** A fork reused it from the invocation it was forked from (DESIGN §19). */
+  /** A fork reused it from the invocation it was forked from (docs/guides/durability.md). */
   reused?: boolean;
   /** The fork request gave its result: it never ran. */
   resultGiven?: boolean;
@@ -49,7 +49,7 @@ export interface InvocationView {
   treeUsage: Usage;
   calls: CallView[];
   pendingApprovals: PendingApproval[];
-  /** A fork's origin (DESIGN §19). */
+  /** A fork's origin (docs/guides/durability.md). */
   forkedFrom?: { invocationId: string; callId: string };
 }
 

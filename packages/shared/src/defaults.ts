@@ -18,18 +18,18 @@ export const DEFAULT_TOOL_TIMEOUT_MS = 30_000;
 /** How long a draining runner lets the jobs in hand finish before handing them back (RUNNER_DRAIN_MS). */
 export const DEFAULT_DRAIN_MS = 30_000;
 
-/** Bytes of a tool or sub-agent result an invocation keeps (MESH_MAX_RESULT_BYTES, DESIGN §6): 64 KiB. */
+/** Bytes of a tool or sub-agent result an invocation keeps (MESH_MAX_RESULT_BYTES, docs/reference/callables-and-results.md): 64 KiB. */
 export const DEFAULT_MAX_RESULT_BYTES = 64 * 1024;
-/** Jobs one runner works on at once across its agents (RUNNER_CONCURRENCY): chosen by measurement, DESIGN §11. */
+/** Jobs one runner works on at once across its agents (RUNNER_CONCURRENCY): chosen by measurement, docs/performance.md. */
 export const DEFAULT_RUNNER_CONCURRENCY = 256;
 
-/** Tool and sub-agent calls of one model reply that run (MESH_MAX_CALLS_PER_TURN, DESIGN §16). */
+/** Tool and sub-agent calls of one model reply that run (MESH_MAX_CALLS_PER_TURN, docs/reference/bounds.md). */
 export const DEFAULT_MAX_CALLS_PER_TURN = 64;
 
-/** How long one request to a remote A2A agent may take, headers and body (MESH_REMOTE_REQUEST_SECONDS, DESIGN §16). */
+/** How long one request to a remote A2A agent may take, headers and body (MESH_REMOTE_REQUEST_SECONDS, docs/reference/bounds.md). */
 export const DEFAULT_REMOTE_REQUEST_SECONDS = 30;
 
-/** Bytes of a model reply body (MESH_MAX_MODEL_REPLY_BYTES, DESIGN §16). */
+/** Bytes of a model reply body (MESH_MAX_MODEL_REPLY_BYTES, docs/reference/bounds.md). */
 export const DEFAULT_MAX_MODEL_REPLY_BYTES = 4 * 1024 * 1024;
 
 /** How long a model request may receive nothing before the attempt fails (MESH_MODEL_IDLE_SECONDS). */
@@ -50,24 +50,24 @@ export const DELTA_STREAM_MAXLEN = 10_000;
 /**
  * Bytes of text (a model call's content, an output's JSON) an event carries itself; a larger one is
  * stored once, in the record or state it belongs to, and the event refers to it (`contentRef`,
- * `outputRef`): the gateway puts it back when it streams the event (DESIGN §16).
+ * `outputRef`): the gateway puts it back when it streams the event (docs/reference/bounds.md).
  */
 export const EVENT_INLINE_BYTES = 16 * 1024;
 
 /** The approximate length each invocation tree's event stream is trimmed to (`XADD MAXLEN ~`). */
 export const EVENT_STREAM_MAXLEN = 100_000;
 
-/** How long a session lives after its last use (MESH_SESSION_TTL_SECONDS, DESIGN §12): 30 days. */
+/** How long a session lives after its last use (MESH_SESSION_TTL_SECONDS, docs/guides/sessions.md): 30 days. */
 export const DEFAULT_SESSION_TTL_SECONDS = 30 * 24 * 3600;
 
-/** What a session id must match (DESIGN §12); it becomes part of the session's Redis keys. */
+/** What a session id must match (docs/guides/sessions.md); it becomes part of the session's Redis keys. */
 export const SESSION_ID_PATTERN = '^[A-Za-z0-9_-]{1,128}$';
 
 /** Messages a session keeps (the newest; an even number: whole exchanges drop out). */
 export const SESSION_MAX_MESSAGES = 200;
 
 /**
- * Bytes of a session's stored messages, their JSON (MESH_SESSION_MAX_BYTES, DESIGN §12, §16): the
+ * Bytes of a session's stored messages, their JSON (MESH_SESSION_MAX_BYTES, docs/guides/sessions.md, docs/reference/bounds.md): the
  * newest whole exchanges within it are kept, each message cut to a quarter of it.
  */
 export const DEFAULT_SESSION_MAX_BYTES = 1024 * 1024;
@@ -85,10 +85,10 @@ export const SESSION_MAX_INVOCATIONS = 1000;
 /** Invocations that may wait for a session's running one; past it `enqueue` answers `session_busy`. */
 export const SESSION_MAX_QUEUED = 100;
 
-/** Call records of the invocation a fork reads (MESH_MAX_FORK_RECORDS, DESIGN §16 and §19). */
+/** Call records of the invocation a fork reads (MESH_MAX_FORK_RECORDS, docs/reference/bounds.md, docs/guides/durability.md). */
 export const DEFAULT_MAX_FORK_RECORDS = 10_000;
 
-/** Bytes of the call records of the invocation a fork reads (MESH_MAX_FORK_BYTES, DESIGN §16 and §19). */
+/** Bytes of the call records of the invocation a fork reads (MESH_MAX_FORK_BYTES, docs/reference/bounds.md, docs/guides/durability.md). */
 export const DEFAULT_MAX_FORK_BYTES = 32 * 1024 * 1024;
 
 /**

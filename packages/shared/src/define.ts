@@ -28,10 +28,10 @@ export interface ToolDefinition<Args = unknown, Result = unknown> {
   description: string;
   input: unknown;
   output?: unknown;
-  /** Safe to run again after a crash left its outcome unknown (DESIGN §7). */
+  /** Safe to run again after a crash left its outcome unknown (docs/architecture/durability-and-fencing.md). */
   idempotent?: boolean;
   timeoutMs?: number;
-  /** A human approves each call before it runs (DESIGN §13). */
+  /** A human approves each call before it runs (docs/guides/approvals-and-budgets.md). */
   needsApproval?: boolean;
   run(args: Args, ctx: ToolRunContext): Promise<Result> | Result;
 }
@@ -46,7 +46,7 @@ export function defineTool<Args = unknown, Result = unknown>(
 /** What `ctx.subagent()` returns: child failures come back as data, never as a throw. */
 export type SubagentResult<T = unknown> = { ok: true; output: T } | { ok: false; error: CodedError };
 
-/** What `ctx.approval()` returns: a human's decision on a pending approval (DESIGN §13). */
+/** What `ctx.approval()` returns: a human's decision on a pending approval (docs/guides/approvals-and-budgets.md). */
 export interface ApprovalDecision {
   approved: boolean;
   reason?: string;
@@ -68,7 +68,7 @@ export interface AgentContext {
   memory: AgentMemory;
   signal: AbortSignal;
   log: Logger;
-  /** The session a root invocation continues (`?session=`, DESIGN §12), read-only; absent otherwise. */
+  /** The session a root invocation continues (`?session=`, docs/guides/sessions.md), read-only; absent otherwise. */
   session?: SessionContext;
 }
 

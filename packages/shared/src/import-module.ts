@@ -3,7 +3,7 @@ import { pathToFileURL } from 'node:url';
 // This file runs as TypeScript only under a TypeScript loader (tests, `npm run gateway`): then
 // user modules in TypeScript load as they are. Compiled, it registers tsx's loader the first
 // time a config names a TypeScript module, so a mesh of JavaScript modules never loads it (the
-// production image has no tsx at all: DESIGN §15, no TypeScript runtime).
+// production image has no tsx at all: docs/guides/deploying.md, no TypeScript runtime).
 const underLoader = import.meta.url.endsWith('.ts');
 let loader: Promise<unknown> | undefined;
 

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 
 /**
- * Every Redis key and queue name of agentmesh, built here and nowhere else (DESIGN §8).
+ * Every Redis key and queue name of agentmesh, built here and nowhere else (docs/reference/redis-layout.md).
  * Invocation keys carry the ROOT invocation's hash tag, so a whole tree lives in one cluster
  * slot and a Lua step may touch a parent and its child at once. BullMQ queues share one
  * hash-tagged prefix, so flows across agent queues stay in one slot too.
@@ -66,7 +66,7 @@ export interface KeyLayout {
   watchdogLock(): string;
   /** Sorted set: in-flight calls per model entry, for `maxConcurrency`. */
   modelSlots(model: string): string;
-  /** Hash with TTL: a session's binding (agent, owner), times and running invocation (DESIGN §12). */
+  /** Hash with TTL: a session's binding (agent, owner), times and running invocation (docs/guides/sessions.md). */
   session(id: string): string;
   /** List with TTL: a session's invocation ids, oldest first (bounded). */
   sessionInvocations(id: string): string;
@@ -97,7 +97,7 @@ export function keyLayout(prefix = 'mesh'): KeyLayout {
     events: (rootId) => `${tree(rootId)}:events`,
     deltas: (rootId) => `${tree(rootId)}:deltas`,
     watch: (rootId) => `${tree(rootId)}:watch`,
-    // Every key outside a tree carries its own hash tag (DESIGN §15), so on a cluster each lives in
+    // Every key outside a tree carries its own hash tag (docs/guides/deploying.md), so on a cluster each lives in
     // one slot and a step on it never crosses slots; channels need none (pub/sub reaches every node).
     recent: () => `${prefix}:{recent}`,
     idempotency: (scope) => `${prefix}:{idem:${scope}}`,

@@ -17,7 +17,7 @@ import {
 import { MeshError } from './errors/mesh-error.js';
 import { type ClusterNodeAddress, parseClusterNodes } from './redis/cluster-nodes.js';
 
-/** The settings every service reads from its environment (DESIGN §10), parsed and checked. */
+/** The settings every service reads from its environment (docs/guides/getting-started.md), parsed and checked. */
 export interface ServiceEnv {
   configFile: string;
   redisUrl: string;
@@ -57,7 +57,7 @@ export interface ServiceEnv {
   host: string;
   /** `MESH_ALLOW_ANONYMOUS=true` (that value only): a non-loopback listener without a secret is intended. */
   allowAnonymous: boolean;
-  /** Bounds on hostile input (DESIGN §16). */
+  /** Bounds on hostile input (docs/reference/bounds.md). */
   maxTimeoutSeconds: number;
   maxModelReplyBytes: number;
   maxCallsPerTurn: number;
@@ -65,20 +65,20 @@ export interface ServiceEnv {
   maxStreams: number;
   /** Bytes one client's event stream may hold in the gateway (MESH_STREAM_BUFFER_BYTES, docs/reference/bounds.md). */
   streamBufferBytes: number;
-  /** The call records (count and bytes) of an invocation a fork may read (DESIGN §19). */
+  /** The call records (count and bytes) of an invocation a fork may read (docs/guides/durability.md). */
   maxForkRecords: number;
   maxForkBytes: number;
-  /** How long `POST /mcp`'s tools/call waits for the agent's answer (MESH_MCP_WAIT_SECONDS, DESIGN §14). */
+  /** How long `POST /mcp`'s tools/call waits for the agent's answer (MESH_MCP_WAIT_SECONDS, docs/guides/mcp.md). */
   mcpWaitSeconds: number;
   /** The base URL clients reach the gateway at (MESH_PUBLIC_URL): A2A cards and the document's servers. */
   publicUrl: string | undefined;
-  /** How long a session lives after its last use (MESH_SESSION_TTL_SECONDS, DESIGN §12). */
+  /** How long a session lives after its last use (MESH_SESSION_TTL_SECONDS, docs/guides/sessions.md). */
   sessionTtlSeconds: number;
-  /** Bytes of a session's stored messages (MESH_SESSION_MAX_BYTES, DESIGN §12, §16). */
+  /** Bytes of a session's stored messages (MESH_SESSION_MAX_BYTES, docs/guides/sessions.md, docs/reference/bounds.md). */
   sessionMaxBytes: number;
-  /** How long one request to a remote A2A agent may take (MESH_REMOTE_REQUEST_SECONDS, DESIGN §16). */
+  /** How long one request to a remote A2A agent may take (MESH_REMOTE_REQUEST_SECONDS, docs/reference/bounds.md). */
   remoteRequestSeconds: number;
-  /** Tools one mounted MCP server may list (MESH_MCP_MAX_TOOLS, DESIGN §16). */
+  /** Tools one mounted MCP server may list (MESH_MCP_MAX_TOOLS, docs/reference/bounds.md). */
   mcpMaxTools: number;
   /** How long a model request may receive nothing (MESH_MODEL_IDLE_SECONDS, docs/reference/bounds.md). */
   modelIdleSeconds: number;

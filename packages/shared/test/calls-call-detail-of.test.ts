@@ -1,4 +1,4 @@
-// callDetailOf: what one call did, from the records alone (DESIGN §18).
+// callDetailOf: what one call did, from the records alone (docs/guides/console.md).
 import t from 'tap';
 import { callDetailOf } from '../src/calls/call-detail-of.js';
 import { cutLongText } from '../src/calls/cut-long-text.js';

@@ -1,4 +1,4 @@
-// forkEvents (DESIGN §19): a fork's stream starts with its reused calls, marked, then the given
+// forkEvents (docs/guides/durability.md): a fork's stream starts with its reused calls, marked, then the given
 // result, then its `queued` status.
 import t from 'tap';
 import { forkEvents } from '../src/fork/fork-events.js';

@@ -1,4 +1,4 @@
-// planFork (DESIGN §19): which records a fork reuses, how a given result is recorded, and each
+// planFork (docs/guides/durability.md): which records a fork reuses, how a given result is recorded, and each
 // refusal, from the records alone.
 import t from 'tap';
 import { isMeshError } from '../src/errors/mesh-error.js';

@@ -1,4 +1,4 @@
-// describePlanChange: a fork refused with plan_changed names what changed in the agent (DESIGN §19).
+// describePlanChange: a fork refused with plan_changed names what changed in the agent (docs/guides/durability.md).
 import t from 'tap';
 import { definitionOf, describePlanChange } from '../src/plan/describe-plan-change.js';
 import type { AgentPlan } from '../src/plan/types.js';

@@ -1,4 +1,4 @@
-// boundedValidation: a model-made value judged with work bounded by its size (DESIGN §16).
+// boundedValidation: a model-made value judged with work bounded by its size (docs/reference/bounds.md).
 import t from 'tap';
 import { boundedValidation } from '../src/react/bounded-validation.js';
 

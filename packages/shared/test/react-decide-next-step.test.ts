@@ -1,4 +1,4 @@
-// decideNextStep under a hostile model (DESIGN §16): calls past the per-reply cap fail without
+// decideNextStep under a hostile model (docs/reference/bounds.md): calls past the per-reply cap fail without
 // running, and no reply makes the decision do more than linear work.
 import t from 'tap';
 import { modelCallId, toolCallId } from '../src/ids.js';

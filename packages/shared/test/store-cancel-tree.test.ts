@@ -107,7 +107,7 @@ t.test("a fork's reused delegation names another tree's child: that child is nev
   await node(child, 'running', original);
   const fork = newRootId();
   await node(fork, 'running');
-  // The fork's copy of the original's delegation record (DESIGN §19).
+  // The fork's copy of the original's delegation record (docs/guides/durability.md).
   await redis.hset(
     keys.calls(fork, fork),
     't0-call0',

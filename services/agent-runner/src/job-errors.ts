@@ -35,7 +35,7 @@ export function isSystemFault(e: unknown): boolean {
 /**
  * Logs a system fault's own words (a Redis reply, ECONNREFUSED with an address, a stack), which
  * never reach the job's failedReason (see settleJobError); other errors are not logged here. The
- * activation calls it inside its span, so the line carries the trace's ids (DESIGN §9).
+ * activation calls it inside its span, so the line carries the trace's ids (docs/reference/traces.md).
  */
 export function logSystemFault(e: unknown, job: Job, log: Logger): void {
   if (!isSystemFault(e)) return;

@@ -4,7 +4,7 @@ import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom
 /** The label of every name a metric does not know: a hostile model invents names without end. */
 export const UNKNOWN_LABEL = 'unknown';
 
-/** A tool's metric label: its name when the agent declares it, else `unknown` (DESIGN §16). */
+/** A tool's metric label: its name when the agent declares it, else `unknown` (docs/reference/bounds.md). */
 export function toolLabel(agent: AgentPlan | undefined, tool: string): string {
   return agent?.tools.includes(tool) ? tool : UNKNOWN_LABEL;
 }
@@ -14,7 +14,7 @@ export function agentLabel(plan: MeshPlan, agent: string | undefined): string {
   return agent !== undefined && Object.hasOwn(plan.agents, agent) ? agent : UNKNOWN_LABEL;
 }
 
-/** The Prometheus metrics of one runner process (DESIGN §9). */
+/** The Prometheus metrics of one runner process (docs/reference/metrics.md). */
 export function runnerMetrics() {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });

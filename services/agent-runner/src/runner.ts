@@ -44,7 +44,7 @@ import { ActivationStore } from './store/activation-store.js';
 import { ToolClient } from './tools/tool-client.js';
 import { startWatchdog } from './watchdog.js';
 
-/** What a runner process is built from: config, connections and settings (see DESIGN §10). */
+/** What a runner process is built from: config, connections and settings (see docs/guides/getting-started.md). */
 export interface RunnerOptions {
   config: MeshConfig;
   redisUrl: string;

@@ -56,7 +56,7 @@ export function traceActivation<T>(data: JobData, runner: string, run: () => Pro
 /**
  * Writes `line` in the trace context of an invocation's `invoke_agent` span, from its job data: for
  * the lines a runner writes about an invocation outside its activations (the watchdog's), so that
- * they carry the trace's ids too (DESIGN §9). With tracing off, or without a traceparent, as it is.
+ * they carry the trace's ids too (docs/reference/traces.md). With tracing off, or without a traceparent, as it is.
  */
 export function inInvocationTrace(
   data: { traceparent?: string | undefined; invocationId: string },

@@ -1,4 +1,4 @@
-// The end of a remote task as its child invocation's end (DESIGN §14): the artifact's text, or the
+// The end of a remote task as its child invocation's end (docs/guides/a2a-and-remote-agents.md): the artifact's text, or the
 // data part matching a declared output schema; the remote's failure with its reason; every state
 // that is not terminal keeps the child waiting.
 import { type Part, type Task, TaskState } from '@a2a-js/sdk';

@@ -1,5 +1,5 @@
 // wakeDecidedParks: the watchdog's line about a parked invocation it wakes carries that
-// invocation's trace (its invoke_agent span), though no activation of it is running (DESIGN §9).
+// invocation's trace (its invoke_agent span), though no activation of it is running (docs/reference/traces.md).
 import { randomBytes } from 'node:crypto';
 import { Writable } from 'node:stream';
 import { invocationSpanId, loggerOptions, type MeshRedis, startTracingWith } from '@agentmesh/shared';

@@ -1,5 +1,5 @@
 // runActivation: a system fault's log line is written inside the activation's span, so that it
-// carries the trace's ids like every other line of the activation (DESIGN §9, §15).
+// carries the trace's ids like every other line of the activation (docs/reference/traces.md).
 import { randomBytes } from 'node:crypto';
 import { Writable } from 'node:stream';
 import { type JobData, loggerOptions, startTracingWith } from '@agentmesh/shared';

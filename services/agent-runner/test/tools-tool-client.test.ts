@@ -1,4 +1,4 @@
-// ToolClient: what a tool call's failure tells the model. The tool's own words pass (DESIGN §6);
+// ToolClient: what a tool call's failure tells the model. The tool's own words pass (docs/reference/callables-and-results.md);
 // the runner's (an unreachable tool-host's address, ECONNREFUSED) go to the log only (issue 7, defect 8).
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';

@@ -50,7 +50,7 @@ import { installMetrics } from './setup/metrics.js';
 import { installValidator } from './setup/validator.js';
 import { httpSpans } from './tracing.js';
 
-/** What the gateway is built from (see DESIGN §10 for the env vars main reads). */
+/** What the gateway is built from (see docs/guides/getting-started.md for the env vars main reads). */
 export interface GatewayOptions {
   config: MeshConfig;
   codeAgents?: Record<string, CodeAgentShape>;
@@ -82,7 +82,7 @@ export interface GatewayOptions {
   publicUrl?: string;
   /** How long `POST /mcp`'s tools/call waits for the agent (MESH_MCP_WAIT_SECONDS, default 300 s). */
   mcpWaitSeconds?: number;
-  /** The console's built files (DESIGN §18), served at /ui; default the @agentmesh/console build. */
+  /** The console's built files (docs/guides/console.md), served at /ui; default the @agentmesh/console build. */
   consoleDir?: string;
   /** How long a session lives after its last use (MESH_SESSION_TTL_SECONDS, default 30 days). */
   sessionTtlSeconds?: number;
@@ -125,7 +125,7 @@ export async function buildGateway(opts: GatewayOptions): Promise<Gateway> {
     lazyConnect: true,
   });
   const subscriber = connectRedis(target, { maxRetriesPerRequest: null, lazyConnect: true });
-  // Every event stream of this gateway shares this one reader (one per master on a cluster, DESIGN §16).
+  // Every event stream of this gateway shares this one reader (one per master on a cluster, docs/reference/bounds.md).
   const streamReader = connectRedis(target, { maxRetriesPerRequest: null, lazyConnect: true });
   // ioredis reconnects by itself; an outage is logged here instead of as an unhandled event.
   const logger = opts.logger ?? pino({ enabled: false });
@@ -175,7 +175,7 @@ export async function buildGateway(opts: GatewayOptions): Promise<Gateway> {
     opts.retentionSeconds,
   );
   // Each agent's definition by its hash, for as long as an invocation made with it may be forked
-  // (its deadline, then the retention), renewed well within that (DESIGN §19).
+  // (its deadline, then the retention), renewed well within that (docs/guides/durability.md).
   const definitionTtl = maxTimeoutSeconds + opts.retentionSeconds + DEFINITION_RENEW_SECONDS;
   const publish = () => {
     const plan = mesh.plan;
@@ -219,7 +219,7 @@ export async function buildGateway(opts: GatewayOptions): Promise<Gateway> {
   spans.install(app); // first, so every other hook runs inside the request's span
   installFrameworkErrors(app, { headersTimeoutMs, requestTimeoutMs });
   installJsonBody(app);
-  // Only application/json bodies are accepted (DESIGN §3); fastify parses text/plain too by default.
+  // Only application/json bodies are accepted (docs/reference/rest-api.md); fastify parses text/plain too by default.
   app.removeContentTypeParser('text/plain');
   installValidator(app);
   app.setSerializerCompiler(() => (data) => JSON.stringify(data));

@@ -10,7 +10,7 @@ import { buildGateway } from './app.js';
 
 const { env, tracing, log } = await startService('gateway', 'agentmesh-gateway');
 try {
-  // Secure by default (DESIGN §3): checked before anything connects or listens.
+  // Secure by default (docs/reference/rest-api.md): checked before anything connects or listens.
   const warning = checkExposure({
     service: 'gateway',
     host: env.host,

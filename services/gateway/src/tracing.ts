@@ -8,7 +8,7 @@ export interface HttpSpans {
 }
 
 /**
- * The gateway's HTTP server span (DESIGN §15): one per request, named by method and route template
+ * The gateway's HTTP server span (docs/reference/traces.md): one per request, named by method and route template
  * (`POST /agents/planner/invoke`; the method alone when no route matched), a child of the caller's
  * `traceparent`. It is the active span while the request is handled, so an invocation started by
  * it hangs under it, and every log line of the request carries its ids, fastify's own lines

@@ -1,4 +1,4 @@
-// Framework errors answer in the contract's error shape (DESIGN §16), over a real socket where Node's
+// Framework errors answer in the contract's error shape (docs/reference/bounds.md), over a real socket where Node's
 // HTTP server answers before fastify: bad URL encoding, too long a URL, header overflow, Expect,
 // requests whose headers or body never complete; and @fastify/static's refusals, GET on invoke.
 import net from 'node:net';

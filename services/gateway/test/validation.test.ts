@@ -1,4 +1,4 @@
-// What the gateway refuses before anything runs (DESIGN §3): bad `wait`, bodies that fail the
+// What the gateway refuses before anything runs (docs/reference/rest-api.md): bad `wait`, bodies that fail the
 // agent's input schema (never coerced, defaulted or stripped), bad JSON, other media types, big
 // bodies, unknown agents; and every error body has exactly the shape {"error": {code, message, details?}}.
 // No runner: an accepted request leaves its job queued, and a refused one leaves none.

@@ -1,7 +1,7 @@
 import { MeshError, normalizeResult, ResultNormalizationError, truncateResult } from '@agentmesh/shared';
 
 /**
- * What the tool-host answers and keeps of a tool's result (DESIGN §6, §16): the result itself
+ * What the tool-host answers and keeps of a tool's result (docs/reference/callables-and-results.md, docs/reference/bounds.md): the result itself
  * when its tool message would fit in `maxBytes` (MESH_MAX_RESULT_BYTES), else that tool message cut
  * as the invocation cuts it — a string as is, anything else its compact JSON, with the visible
  * marker. The invocation keeps no more, so neither does the outcome record (a 9 MB MCP result was

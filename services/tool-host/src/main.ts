@@ -15,7 +15,7 @@ import { publishCatalogue } from './publish-catalogue.js';
 
 const { env, tracing, log } = await startService('tool-host', 'agentmesh-tool-host');
 try {
-  // Secure by default (DESIGN §3): refuse a reachable listener without a token, unless intended.
+  // Secure by default (docs/reference/rest-api.md): refuse a reachable listener without a token, unless intended.
   const exposed = checkExposure({
     service: 'tool-host',
     host: env.host,

@@ -3,7 +3,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { Counter, collectDefaultMetrics, Histogram, Registry } from 'prom-client';
 import type { LoadedTool } from './load-tools.js';
 
-/** The label of a name the tool-host does not serve: a caller can invent names without end (DESIGN §16). */
+/** The label of a name the tool-host does not serve: a caller can invent names without end (docs/reference/bounds.md). */
 export const UNKNOWN_LABEL = 'unknown';
 /** The route whose requests are tool calls. */
 const INVOKE_ROUTE = '/tools/:name/invoke';

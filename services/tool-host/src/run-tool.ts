@@ -34,7 +34,7 @@ export function runTool(
   headers: Record<string, string | string[] | undefined> = {},
   maxResultBytes = DEFAULT_MAX_RESULT_BYTES,
 ): Promise<RunResult> {
-  // In its `execute_tool` span, whose traceparent the tool sees (DESIGN §15).
+  // In its `execute_tool` span, whose traceparent the tool sees (docs/reference/traces.md).
   return traceToolRun(tool.info.name, context, headers, (traceparent) =>
     execute(tool, args, context, log, cancelled, traceparent, maxResultBytes),
   );

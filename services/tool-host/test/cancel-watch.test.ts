@@ -1,4 +1,4 @@
-// Only the invocation's cancellation aborts a running tool (DESIGN 7, 16): the flag in Redis,
+// Only the invocation's cancellation aborts a running tool (docs/architecture/durability-and-fencing.md, docs/reference/bounds.md): the flag in Redis,
 // looked up when a broadcast on the cancel channel names any invocation of the same tree.
 import { keyLayout } from '@agentmesh/shared';
 import { startRedis } from '@agentmesh/test-support/redis-server';

@@ -1,6 +1,6 @@
-// The tool-host keeps each Idempotency-Key's outcome and a lease while the call runs (DESIGN 7):
+// The tool-host keeps each Idempotency-Key's outcome and a lease while the call runs (docs/architecture/durability-and-fencing.md):
 // a tool's side effect happens at most once unless the tool says repeating it is safe. A key is
-// bound to the tool and arguments it was first used with, and is at most 512 bytes (DESIGN 16).
+// bound to the tool and arguments it was first used with, and is at most 512 bytes (docs/reference/bounds.md).
 import type { AddressInfo } from 'node:net';
 import { keyLayout } from '@agentmesh/shared';
 import { startRedis } from '@agentmesh/test-support/redis-server';

@@ -1,5 +1,5 @@
 // `npm run tool-host` refuses to start on a bad tools module, naming the file and the path, and
-// on a reachable address without its token unless anonymous access is intended (DESIGN §3).
+// on a reachable address without its token unless anonymous access is intended (docs/reference/rest-api.md).
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';

@@ -1,4 +1,4 @@
-// `npm run tool-host` refuses to start on an MCP server whose tools cannot be served (DESIGN §14):
+// `npm run tool-host` refuses to start on an MCP server whose tools cannot be served (docs/guides/mcp.md):
 // a name with the reserved prefix, or a stdio server that cannot be started, naming server and tool.
 import fs from 'node:fs';
 import os from 'node:os';

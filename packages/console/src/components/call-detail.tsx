@@ -3,7 +3,7 @@ import type { TreeStore } from '../tree-store';
 import type { CallDetail as Detail } from '../types';
 import { JsonView } from './json-view';
 
-/** What the selected call did (DESIGN §18 `[data-role="call-detail"]`), from GET …/calls/{callId}. */
+/** What the selected call did (docs/guides/console.md `[data-role="call-detail"]`), from GET …/calls/{callId}. */
 export function CallDetail({ store }: { store: TreeStore }) {
   const sel = store.selected.value;
   return (

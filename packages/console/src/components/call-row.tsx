@@ -9,7 +9,7 @@ import { Bar } from './node-view';
 const KIND: Record<string, string> = { model: 'model', tool: 'tool', subagent: 'delegation' };
 
 /**
- * One durable call (DESIGN §18): `data-call-id`, `data-kind` and, when re-run after a crash,
+ * One durable call (docs/guides/console.md): `data-call-id`, `data-kind` and, when re-run after a crash,
  * `data-attempt`; its button (the whole row) shows its content in the call detail.
  */
 export function CallRow({ store, nodeId, call }: { store: TreeStore; nodeId: string; call: CallView }) {

@@ -5,7 +5,7 @@ import type { CallDetail, CallView, InvocationView } from '../types';
 
 /**
  * "Re-run from here" (`data-action="fork"`, every call) and "Edit result and re-run"
- * (`data-action="fork-edit"`, tool calls and delegations) of DESIGN §19: each starts a fork of
+ * (`data-action="fork-edit"`, tool calls and delegations) of docs/guides/durability.md: each starts a fork of
  * the node from the call — reusing every call before it — and opens the new run.
  */
 export function ForkActions({ nodeId, call }: { nodeId: string; call: CallView }) {

@@ -7,7 +7,7 @@ import type { AgentDescription, InvocationSummary } from '../types';
 const STATUSES = ['queued', 'running', 'waiting', 'succeeded', 'failed', 'cancelled'];
 const POLL_MS = 1000;
 
-/** Recent roots, live, filtered by agent and status (DESIGN §18); a click opens one. */
+/** Recent roots, live, filtered by agent and status (docs/guides/console.md); a click opens one. */
 export function InvocationList() {
   const [agent, setAgent] = useState('');
   const [status, setStatus] = useState('');

@@ -13,7 +13,7 @@ interface Field {
 }
 
 /**
- * A form built from the agent's input schema (DESIGN §18 `[data-role="invoke-form"]`): one field
+ * A form built from the agent's input schema (docs/guides/console.md `[data-role="invoke-form"]`): one field
  * per property (`name=<property>`), typed by its schema; submitting invokes the agent and opens
  * the run. An input without properties is one JSON field, `input`.
  */

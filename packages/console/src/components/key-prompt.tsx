@@ -1,7 +1,7 @@
 import { useState } from 'preact/hooks';
 import { keepKey } from '../auth';
 
-/** Asks for an API key (DESIGN §18: `[data-role="api-key"]`, Enter submits); nothing else shows. */
+/** Asks for an API key (docs/guides/console.md: `[data-role="api-key"]`, Enter submits); nothing else shows. */
 export function KeyPrompt({ refused }: { refused: boolean }) {
   const [key, setKey] = useState('');
   return (

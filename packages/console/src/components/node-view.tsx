@@ -11,7 +11,7 @@ interface Props {
 }
 
 /**
- * One node of the tree (DESIGN §18 contract): `[data-role="node"]` with its id, agent and status,
+ * One node of the tree (docs/guides/console.md contract): `[data-role="node"]` with its id, agent and status,
  * nested inside its parent's node element under the delegation that started it; its header with
  * the waterfall bar, approvals, Cancel, its own `[data-role="output"]`, then its calls, each
  * delegation followed by the child it started. It renders again only when its own node changes
@@ -136,7 +136,7 @@ function CancelButton({ store, id, label }: { store: TreeStore; id: string; labe
   );
 }
 
-/** A pending approval (DESIGN §13): the call, its arguments, Approve, and Reject with a reason. */
+/** A pending approval (docs/guides/approvals-and-budgets.md): the call, its arguments, Approve, and Reject with a reason. */
 function Approval({
   store,
   view,

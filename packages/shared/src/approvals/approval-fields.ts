@@ -1,6 +1,6 @@
 import type { CallKind, PendingApproval } from '../wire/invocation-view.js';
 
-// A call's approval lives in its invocation's hash (DESIGN §13): it expires with the invocation,
+// A call's approval lives in its invocation's hash (docs/guides/approvals-and-budgets.md): it expires with the invocation,
 // and the decision (DECIDE_APPROVAL) changes it and the call record in one step on one slot.
 
 /** The hash field of a call's approval request: ApprovalRequest JSON. */

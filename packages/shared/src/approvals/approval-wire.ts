@@ -1,7 +1,7 @@
 import { type Static, Type } from '@sinclair/typebox';
 import { PendingApproval } from '../wire/invocation-view.js';
 
-/** The body of `POST /invocations/{id}/approvals/{callId}` (DESIGN §13). */
+/** The body of `POST /invocations/{id}/approvals/{callId}` (docs/guides/approvals-and-budgets.md). */
 export const ApprovalDecisionBody = Type.Object(
   {
     approved: Type.Boolean({ description: 'true runs the call; false tells the model it was not approved.' }),

@@ -1,5 +1,5 @@
 /**
- * The tool message a rejected call gives the model (DESIGN §13), by the callable's name:
+ * The tool message a rejected call gives the model (docs/guides/approvals-and-budgets.md), by the callable's name:
  * `Tool <name> was not approved: <reason>`, for a delegation `Sub-agent _subagent_<name> was not
  * approved: <reason>`; without a reason the sentence ends after "approved".
  */

@@ -1,6 +1,6 @@
 import { MeshError } from '../errors/mesh-error.js';
 
-/** True for addresses only this machine reaches: 127.0.0.0/8, `::1` and `localhost` (DESIGN §3). */
+/** True for addresses only this machine reaches: 127.0.0.0/8, `::1` and `localhost` (docs/reference/rest-api.md). */
 export function isLoopback(host: string): boolean {
   const h = host
     .trim()
@@ -26,7 +26,7 @@ export interface Exposure {
 }
 
 /**
- * Secure by default (DESIGN §3): a non-loopback listener without its secret refuses to start,
+ * Secure by default (docs/reference/rest-api.md): a non-loopback listener without its secret refuses to start,
  * unless `MESH_ALLOW_ANONYMOUS=true` says it is intended; then the warning to log is returned.
  */
 export function checkExposure(e: Exposure): string | undefined {

@@ -21,7 +21,7 @@ export interface CallDetailSource {
 }
 
 /**
- * One call of an invocation with its content, rebuilt from the durable records (DESIGN §18): a
+ * One call of an invocation with its content, rebuilt from the durable records (docs/guides/console.md): a
  * model call's messages (as buildConversation rebuilt them for it) and reply, a tool call's
  * arguments (from the reply that asked for it, or the approval request) and result, a
  * delegation's input and output (from the child); text past 256 KiB cut with `truncated: true`.

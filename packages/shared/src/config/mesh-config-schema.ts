@@ -76,7 +76,7 @@ const AgentEntry = Type.Object(
     subagents: Type.Optional(StringList),
     maxIterations: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000 })),
     maxTokens: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000_000_000 })),
-    // Callables whose calls wait for a human (DESIGN §13): tool names or `_subagent_<name>`.
+    // Callables whose calls wait for a human (docs/guides/approvals-and-budgets.md): tool names or `_subagent_<name>`.
     approvals: Type.Optional(Type.Array(Type.String({ pattern: CALLABLE_PATTERN }), { maxItems: 256 })),
     input: Type.Optional(SchemaValue),
     output: Type.Optional(SchemaValue),

@@ -4,7 +4,7 @@ import { formatPath } from './config-path.js';
 import type { ConfigProblem } from './types.js';
 
 /**
- * An agent entry's `approvals:` (DESIGN §13): the callables whose calls wait for a human. Each
+ * An agent entry's `approvals:` (docs/guides/approvals-and-budgets.md): the callables whose calls wait for a human. Each
  * must be one the agent has — a tool it lists, or `_subagent_<name>` of a sub-agent it lists —
  * and only a ReAct agent takes the key (a code agent asks with `ctx.approval()`).
  */

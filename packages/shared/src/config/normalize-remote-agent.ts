@@ -6,7 +6,7 @@ import { urlProblems } from './url-problems.js';
 // Keys of a local agent: a remote one runs its own model and tools on its own mesh.
 const LOCAL_ONLY = ['instructions', 'model', 'module', 'maxIterations', 'maxTokens'] as const;
 
-// Bounds on `headers` and `allowedOrigins` (DESIGN §16: nothing unbounded), and the names the A2A
+// Bounds on `headers` and `allowedOrigins` (docs/reference/bounds.md: nothing unbounded), and the names the A2A
 // client sets itself.
 const MAX_HEADERS = 32;
 const MAX_ORIGINS = 32;
@@ -22,7 +22,7 @@ const RESERVED = new Set([
 ]);
 
 /**
- * Completes a remote agent entry (`remote: {a2a, headers?, allowedOrigins?}`, DESIGN §14) from
+ * Completes a remote agent entry (`remote: {a2a, headers?, allowedOrigins?}`, docs/guides/a2a-and-remote-agents.md) from
  * `raw` and reports what is wrong with it: the card URL must be http(s), headers bounded and
  * well-formed, each allowed origin an http(s) origin and nothing more, and no key of a local agent
  * may sit beside it. Its input and output schemas were read like any agent's.

@@ -30,7 +30,7 @@ export interface McpToolsEntry {
   timeoutMs?: number;
 }
 
-/** A remote agent (`remote:`): reached over A2A through its agent card (DESIGN §14). */
+/** A remote agent (`remote:`): reached over A2A through its agent card (docs/guides/a2a-and-remote-agents.md). */
 export interface RemoteAgentConfig {
   /** The URL of its agent card. */
   a2a: string;
@@ -38,7 +38,7 @@ export interface RemoteAgentConfig {
   headers?: Record<string, string>;
   /**
    * Origins (`https://host[:port]`) besides the card's own that the card may name for its interface
-   * (and redirects may lead to); a request to any other origin is refused (DESIGN §14, §16).
+   * (and redirects may lead to); a request to any other origin is refused (docs/guides/mcp.md, docs/reference/bounds.md).
    */
   allowedOrigins?: string[];
 }
@@ -53,9 +53,9 @@ export interface AgentConfig {
   tools: string[];
   subagents: string[];
   maxIterations?: number;
-  /** The token budget of a tree this agent is the root of (DESIGN §13). */
+  /** The token budget of a tree this agent is the root of (docs/guides/approvals-and-budgets.md). */
   maxTokens?: number;
-  /** Callables whose calls wait for a human's approval (DESIGN §13): tools or `_subagent_<name>`. */
+  /** Callables whose calls wait for a human's approval (docs/guides/approvals-and-budgets.md): tools or `_subagent_<name>`. */
   approvals?: string[];
   /** A JSON Schema mapping, a JSON string (parsed), or in mesh.config.ts a TypeBox type. */
   input?: unknown;

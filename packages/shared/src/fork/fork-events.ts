@@ -6,7 +6,7 @@ import type { ForkRecords } from './plan-fork.js';
 const TURN = /^t(\d+)-/;
 
 /**
- * The events a fork's stream starts with (DESIGN §19): each reused call as the run that made it
+ * The events a fork's stream starts with (docs/guides/durability.md): each reused call as the run that made it
  * announced it, marked `reused: true` (a delegation's start and end, with the original child),
  * then the call whose result was given (`resultGiven: true`), then the fork's `queued` status.
  */

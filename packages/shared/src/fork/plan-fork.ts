@@ -5,7 +5,7 @@ import { toChatMessageContent } from '../json/to-chat-message-content.js';
 import { truncateResult } from '../json/truncate-result.js';
 import type { CallRecord } from '../wire/call-record.js';
 
-/** What a fork asks for (DESIGN §19): the call it runs from, and that call's result when given. */
+/** What a fork asks for (docs/guides/durability.md): the call it runs from, and that call's result when given. */
 export interface ForkPoint {
   fromCallId: string;
   /** Present when the request gave `result` (`null` is a given value). */
@@ -26,7 +26,7 @@ export interface ForkRecords {
 }
 
 /**
- * Decides which of a node's records a fork reuses (DESIGN §19), purely: every call before
+ * Decides which of a node's records a fork reuses (docs/guides/durability.md), purely: every call before
  * `fromCallId` in call order (a turn's model call, then its calls in the model's order), each
  * marked `reused` with its own timings, and, with a result, the call at the point itself as
  * `resultGiven`. Throws `call_not_found`, `invalid_input` (a result for a model call or a code

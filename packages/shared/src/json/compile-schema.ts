@@ -41,7 +41,7 @@ const modes = {
 /**
  * Compiles a JSON Schema once per schema object; throws Ajv's error for a schema that is not
  * valid. Every error is reported unless `firstErrorOnly`: that check stops at the first, so a huge
- * value wrong everywhere (a hostile model's) costs no more than one wrong once (DESIGN §16).
+ * value wrong everywhere (a hostile model's) costs no more than one wrong once (docs/reference/bounds.md).
  */
 export function compileSchema(schema: JsonSchema, opts: { firstErrorOnly?: boolean } = {}): SchemaCheck {
   const { ajv, compiled } = opts.firstErrorOnly ? modes.first : modes.all;

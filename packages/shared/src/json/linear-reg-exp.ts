@@ -7,7 +7,7 @@ type RegExpEngine = NonNullable<NonNullable<Options['code']>['regExp']>;
  * The engine Ajv runs schema `pattern` and `patternProperties` with: RE2 (re2js, pure
  * JavaScript), which matches in time linear in the input. Schemas come from users and MCP
  * servers and are applied to model output and request bodies, so a pattern like `^(a+)+$` must
- * not be able to stall a process (DESIGN §16). RE2 has no backreferences or lookaround: a schema
+ * not be able to stall a process (docs/reference/bounds.md). RE2 has no backreferences or lookaround: a schema
  * using them is refused when it is compiled, with RE2's reason.
  */
 export const linearRegExp: RegExpEngine = Object.assign(

@@ -3,7 +3,7 @@ import { MeshError } from '../errors/mesh-error.js';
 /** The root of every path a normalization refusal reports (`result.items[3].next`). */
 export const RESULT_ROOT = 'result';
 
-/** What a refusal names as the value it walked, unless told otherwise (DESIGN §6's exact texts). */
+/** What a refusal names as the value it walked, unless told otherwise (docs/reference/callables-and-results.md's exact texts). */
 const SUBAGENT_RESULT = 'sub-agent result';
 
 /** What a stack overflow while walking a result becomes (upstream contract 40). */

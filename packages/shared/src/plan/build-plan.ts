@@ -54,7 +54,7 @@ export function buildPlan(config: MeshConfig, deps: PlanDeps): MeshPlan {
   for (const [name, agent] of agents) {
     try {
       const built = deriveCallables(name, agent, { tools, agents: infos }, { requireShape: isReact(agent) });
-      // a code agent has no model: it calls its sub-agents itself, with arguments it builds (DESIGN §4)
+      // a code agent has no model: it calls its sub-agents itself, with arguments it builds (docs/reference/configuration.md)
       callables.set(name, isReact(agent) ? built : []);
     } catch (e) {
       if (!(e instanceof PlanError)) throw e;

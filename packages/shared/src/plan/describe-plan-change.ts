@@ -13,7 +13,7 @@ export function definitionOf(agent: AgentPlan): Record<string, unknown> {
 /**
  * Names what changed between an agent's definition as an invocation recorded it (undefined when
  * no longer known) and its definition now: the fields that differ, and for `tools`, `subagents`
- * and `callables` the names added and removed. The message of a fork's `plan_changed` (DESIGN §19).
+ * and `callables` the names added and removed. The message of a fork's `plan_changed` (docs/guides/durability.md).
  */
 export function describePlanChange(before: Record<string, unknown> | undefined, now: AgentPlan): string {
   const head = `The definition of agent ${now.name} changed since the invocation ran`;

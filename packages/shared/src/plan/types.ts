@@ -19,7 +19,7 @@ export interface ToolInfo {
   output?: JsonSchema;
   idempotent: boolean;
   timeoutMs?: number;
-  /** Each call waits for a human's approval (DESIGN §13); absent = false. */
+  /** Each call waits for a human's approval (docs/guides/approvals-and-budgets.md); absent = false. */
   needsApproval?: boolean;
   /** `native` for a TypeScript tool, `mcp` for one a mounted MCP server advertises. */
   source: 'native' | 'mcp';

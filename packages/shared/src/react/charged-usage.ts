@@ -10,7 +10,7 @@ export interface ChargedUsage extends TokenCounts {
 const BYTES_PER_TOKEN = 4;
 
 /**
- * What one model call adds to its invocation's usage and its tree's budget (DESIGN §13, §16): the
+ * What one model call adds to its invocation's usage and its tree's budget (docs/guides/approvals-and-budgets.md, docs/reference/bounds.md): the
  * reply's counts, each clamped again to an integer in [0, MAX_CALL_TOKENS] whatever client made
  * them. With `estimate` (the tree has a budget), a reply that counts no token at all (no usage, or
  * zeros) is charged the estimate instead: a model that reports nothing must not run for free.

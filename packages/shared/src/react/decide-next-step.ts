@@ -10,7 +10,7 @@ import { boundedValidation } from './bounded-validation.js';
 import { jsonDepth } from './json-depth.js';
 import { stripFence } from './strip-fence.js';
 
-/** Limits a ReAct invocation runs under (DESIGN §7). */
+/** Limits a ReAct invocation runs under (docs/architecture/durability-and-fencing.md). */
 export interface StepLimits {
   /** This invocation's delegation depth (a root is 0). */
   depth: number;
@@ -77,7 +77,7 @@ export function decideNextStep(
 
 /**
  * A call is done once it has an outcome; a cancelled call is a failed one for the model, a rejected
- * one (DESIGN §13) is told so. A call awaiting approval, or approved and not yet run, is not done.
+ * one (docs/guides/approvals-and-budgets.md) is told so. A call awaiting approval, or approved and not yet run, is not done.
  */
 const isDone = (r: CallRecord | undefined) =>
   r !== undefined && r.status !== 'started' && r.status !== 'awaiting_approval' && r.status !== 'approved';
@@ -120,7 +120,7 @@ export function judgeFinal(agent: AgentPlan, content: string): FinalVerdict {
   return { ok: true, output: narrowToSchema(parsed, agent.outputSchema) };
 }
 
-/** How deep a call's arguments may nest arrays and objects (as request bodies, DESIGN §16). */
+/** How deep a call's arguments may nest arrays and objects (as request bodies, docs/reference/bounds.md). */
 export const MAX_ARGUMENT_DEPTH = 256;
 
 /** Plans every call of one model reply in order, counting delegations and calls as it goes. */

@@ -5,7 +5,7 @@ export interface TokenCounts {
 }
 
 /**
- * The most tokens one count (prompt or completion) of one model call is taken for (DESIGN §16): as
+ * The most tokens one count (prompt or completion) of one model call is taken for (docs/reference/bounds.md): as
  * much as the largest budget (`?budget` ≤ 1,000,000,000), so a call reported past it spends any
  * budget, and far inside what Redis's integer counters (and a JavaScript number) hold exactly.
  */

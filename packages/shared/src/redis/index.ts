@@ -1,4 +1,4 @@
-// The one place the mesh makes Redis connections (DESIGN §15: one server or a cluster).
+// The one place the mesh makes Redis connections (docs/guides/deploying.md: one server or a cluster).
 export { type ClusterNodeAddress, MAX_CLUSTER_NODES, parseClusterNodes } from './cluster-nodes.js';
 export {
   type ConnectOptions,

@@ -2,7 +2,7 @@ import type { ClusterNodeAddress } from './cluster-nodes.js';
 
 /**
  * Where the mesh's Redis is: one server by URL, or a cluster by its seed nodes. The nodes win when
- * given (`REDIS_CLUSTER_NODES` takes precedence over `REDIS_URL`, DESIGN §15).
+ * given (`REDIS_CLUSTER_NODES` takes precedence over `REDIS_URL`, docs/guides/deploying.md).
  */
 export interface RedisTarget {
   url: string;

@@ -12,14 +12,14 @@ export const DONE_MESSAGE_MAX_BYTES = 32 * 1024;
 
 /**
  * On the done channel, `approval <rootId>`: a node of that tree has parked waiting on a human
- * decision, so a request waiting on the root with `?wait` answers now (DESIGN §3).
+ * decision, so a request waiting on the root with `?wait` answers now (docs/reference/rest-api.md).
  */
 export const APPROVAL_WAKE_PREFIX = 'approval ';
 
 /**
  * Writes the terminal state once (compare-and-set), completes the parent's call record when the
  * invocation is a delegation, adds its tree usage to its parent's (`sub…` fields: each child's
- * subtree is rolled up exactly once, DESIGN §13), sets the retention TTL, appends the event and
+ * subtree is rolled up exactly once, docs/guides/approvals-and-budgets.md), sets the retention TTL, appends the event and
  * wakes the waiters of a root (on the done channel: `id`, or `id\n[stateFlat, callsFlat]` up to
  * DONE_MESSAGE_MAX_BYTES, the answer READ_INVOCATION would give; nothing waits on a child there). A root whose
  * tree was failed (`treeError`, set by CANCEL_TREE) ends `failed` with that error, not `cancelled`.
@@ -144,7 +144,7 @@ for n = 1, #ARGV - 1 do
     table.insert(flagged, ARGV[n + 1])
     table.insert(flagged, status)
   end
-  -- A child of another tree is a fork's reused delegation (DESIGN §19): not this tree's to cancel.
+  -- A child of another tree is a fork's reused delegation (docs/guides/durability.md): not this tree's to cancel.
   local root = string.sub(ARGV[n + 1], 1, 36)
   for _, text in ipairs(redis.call('HVALS', calls)) do
     local child = string.match(text, '"childId":"([^"]+)"')

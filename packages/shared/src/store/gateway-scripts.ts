@@ -39,7 +39,7 @@ return 1`,
 };
 
 /**
- * Decides a pending approval (DESIGN §13), in one step on the tree's keys: the decision is written
+ * Decides a pending approval (docs/guides/approvals-and-budgets.md), in one step on the tree's keys: the decision is written
  * once, and the call record goes from `awaiting_approval` to `approved`, or to `rejected` with
  * its tool message. KEYS: inv, calls. ARGV: callId, approved ('1'/'0'), decisionJSON,
  * contentJSON (the rejection's tool message as a JSON string), finishedAtIso.
@@ -79,7 +79,7 @@ return 3`,
 };
 
 /**
- * Reads the invocation a fork starts from (DESIGN §19), in one step, within bounds: its state, and
+ * Reads the invocation a fork starts from (docs/guides/durability.md), in one step, within bounds: its state, and
  * its call records unless there are more than ARGV[1] of them or they hold more than ARGV[2] bytes
  * (then none are read: a fork refuses them, §16). KEYS: inv, calls. ARGV: maxRecords, maxBytes.
  * Returns {stateFlat, callsFlat, count, bytes}: `bytes` summed only within the count bound.
@@ -100,7 +100,7 @@ return {state, redis.call('HGETALL', KEYS[2]), count, bytes}`,
 };
 
 /**
- * Creates a fork (DESIGN §19) unless it exists: its state, the call records it reuses, and its first
+ * Creates a fork (docs/guides/durability.md) unless it exists: its state, the call records it reuses, and its first
  * events (the reused calls, then its `queued` status), in one step on the fork's own tree. Every
  * key gets the TTL (deadline + retention) as a new root's does; FINISH sets the retention once it
  * ends. KEYS: inv, calls, events. ARGV: ttlSeconds, n records, n × (callId, recordJSON), m events,

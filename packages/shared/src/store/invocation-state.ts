@@ -38,7 +38,7 @@ export interface InvocationState {
   modelCalls: number;
   promptTokens: number;
   completionTokens: number;
-  /** The usage of its finished children's subtrees, added by each child's FINISH (DESIGN §13). */
+  /** The usage of its finished children's subtrees, added by each child's FINISH (docs/guides/approvals-and-budgets.md). */
   subModelCalls: number;
   subPromptTokens: number;
   subCompletionTokens: number;
@@ -46,12 +46,12 @@ export interface InvocationState {
   budget?: number;
   recoveries: number;
   cancelRequested: boolean;
-  /** Its calls' approvals, requested and decided (DESIGN §13). */
+  /** Its calls' approvals, requested and decided (docs/guides/approvals-and-budgets.md). */
   approvals: ApprovalEntry[];
-  /** The session a root invocation continues (DESIGN §12), and the history its model sees. */
+  /** The session a root invocation continues (docs/guides/sessions.md), and the history its model sees. */
   session?: string;
   history?: SessionMessage[];
-  /** A fork's origin (DESIGN §19). */
+  /** A fork's origin (docs/guides/durability.md). */
   forkedFrom?: ForkedFrom;
 }
 

@@ -45,7 +45,7 @@ end
 `;
 
 // Adds a model call's tokens to the tree's budget counter (`budgetUsed` on the root's hash) when
-// the tree has a budget (DESIGN §13): in the very step that records the call, so exactly once.
+// the tree has a budget (docs/guides/approvals-and-budgets.md): in the very step that records the call, so exactly once.
 export const SPEND_BUDGET = `
 local function spendBudget(inv, root, prompt, completion)
   local used = tonumber(prompt) + tonumber(completion)

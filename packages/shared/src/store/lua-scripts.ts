@@ -3,7 +3,7 @@ import { IS_TERMINAL, SPEND_BUDGET, STATUS_EVENT, WRITE_RECORD } from './lua-fra
 
 /**
  * The Lua steps that change invocation state. Each runs atomically on one tree's slot; every
- * runner write is fenced by the activation epoch (DESIGN §7), so a process that lost its lock
+ * runner write is fenced by the activation epoch (docs/architecture/durability-and-fencing.md), so a process that lost its lock
  * cannot write after another took over. Services register them with ioredis `defineCommand`.
  */
 export interface LuaScript {
@@ -106,7 +106,7 @@ export const SUBMIT_CHILD: LuaScript = {
   lua: `
 if redis.call('HGET', KEYS[1], 'epoch') ~= ARGV[1] then return 0 end
 local existing = redis.call('HGET', KEYS[2], ARGV[2])
--- An approved delegation (DESIGN §13) is submitted now: its record becomes started.
+-- An approved delegation (docs/guides/approvals-and-budgets.md) is submitted now: its record becomes started.
 if not existing or string.find(existing, '"status":"approved"', 1, true) then redis.call('HSET', KEYS[2], ARGV[2], ARGV[3]) end
 if redis.call('EXISTS', KEYS[3]) == 1 then return 2 end
 redis.call('HSET', KEYS[3], unpack(ARGV, 5))
@@ -136,7 +136,7 @@ return 1`,
 };
 
 /**
- * Asks for a call's approval (DESIGN §13): records the call (`awaiting_approval`) unless it has a
+ * Asks for a call's approval (docs/guides/approvals-and-budgets.md): records the call (`awaiting_approval`) unless it has a
  * record, and its request in the invocation's hash with the `approval_requested` event, once
  * (`approvalsPending` counts the undecided ones, so a sweep reads one field).
  * KEYS: inv, calls, events. ARGV: epoch, callId, recordJSON, requestJSON, eventJSON.

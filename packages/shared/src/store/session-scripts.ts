@@ -1,6 +1,6 @@
 import type { LuaScript } from './lua-scripts.js';
 
-// The Lua steps of sessions (DESIGN §12). Each touches the four keys of one session, which share
+// The Lua steps of sessions (docs/guides/sessions.md). Each touches the four keys of one session, which share
 // the session's own hash tag: never an invocation's keys (those carry their tree's tag).
 
 // Slides the TTL of every key of the session (KEYS[1..4]) to ARGV[ttlIndex] seconds.

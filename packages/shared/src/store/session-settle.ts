@@ -19,7 +19,7 @@ export interface SessionStarter {
 const ABANDONED_MS = 5000;
 
 /**
- * Brings a session to a consistent state, whoever calls it and however often (DESIGN §12). The
+ * Brings a session to a consistent state, whoever calls it and however often (docs/guides/sessions.md). The
  * finish of an invocation (its tree's hash tag) and the session's hand-off (the session's tag)
  * cannot be one atomic step, so: a current invocation found terminal is handed off now (its
  * exchange appended when it succeeded, the next queued one made current; SESSION_HAND_OFF does

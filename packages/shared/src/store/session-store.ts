@@ -19,7 +19,7 @@ import {
   SESSION_PAGE,
 } from './session-scripts.js';
 
-/** What a second invoke does while one of the session runs (`?multitask=`, DESIGN §12). */
+/** What a second invoke does while one of the session runs (`?multitask=`, docs/guides/sessions.md). */
 export type Multitask = 'enqueue' | 'reject' | 'interrupt';
 
 /** How an invocation was bound to its session. */
@@ -57,7 +57,7 @@ export interface SessionPage {
   next?: number;
 }
 
-/** A session's state in Redis: binding, history, and the queue of its invocations (DESIGN §12). */
+/** A session's state in Redis: binding, history, and the queue of its invocations (docs/guides/sessions.md). */
 export class SessionStore {
   private readonly claimScript: Caller;
   private readonly handOffScript: Caller;
@@ -190,7 +190,7 @@ export class SessionStore {
     exchange: readonly SessionMessage[],
     forget = false,
   ): Promise<string | undefined> {
-    // Each message within a quarter of the bound, so an exchange always fits (DESIGN §12).
+    // Each message within a quarter of the bound, so an exchange always fits (docs/guides/sessions.md).
     const cut = Math.floor(this.maxBytes / 4);
     const next = await this.handOffScript(
       ...sessionKeys(this.keys, id),

@@ -2,7 +2,7 @@ import { type Context, context } from '@opentelemetry/api';
 
 /**
  * The trace context of each request a server handles, for the lines its framework writes outside
- * that context (DESIGN §9: trace ids on every line of a traced request). A request's context is
+ * that context (docs/reference/traces.md: trace ids on every line of a traced request). A request's context is
  * known once its first hook opens it (`enter`); a line written before (fastify's "incoming
  * request") waits for it (`early`), and one written later from outside it (from the response's
  * events: "request completed") is written back inside it (`within`). The services route fastify's

@@ -16,7 +16,7 @@ const OFF: Tracing = { enabled: false, shutdown: async () => undefined };
  * protocol — `http/protobuf`, `http/json`, `grpc` —, sampler, propagators, batch delays); the
  * service names itself `serviceName` unless `OTEL_SERVICE_NAME` (or a `service.name` resource
  * attribute) says otherwise. Without a configured exporter nothing is loaded or started and the
- * API's no-op tracer stays in place (DESIGN §15). The SDK itself reads `process.env`; `env` must be
+ * API's no-op tracer stays in place (docs/reference/traces.md). The SDK itself reads `process.env`; `env` must be
  * that same environment.
  */
 export async function startTracing(env: TracingEnv, serviceName: string): Promise<Tracing> {

@@ -2,10 +2,10 @@ import { type Static, Type } from '@sinclair/typebox';
 import { ChatMessage } from '../react/chat-message.js';
 import { CallKind, CallStatus, CodedError } from './invocation-view.js';
 
-/** The longest text a call detail shows of one string, in UTF-8 bytes (DESIGN §18). */
+/** The longest text a call detail shows of one string, in UTF-8 bytes (docs/guides/console.md). */
 export const CALL_DETAIL_MAX_TEXT_BYTES = 256 * 1024;
 
-/** What `GET /invocations/{id}/calls/{callId}` answers: one durable call with its content (DESIGN §18). */
+/** What `GET /invocations/{id}/calls/{callId}` answers: one durable call with its content (docs/guides/console.md). */
 export const CallDetail = Type.Object(
   {
     callId: Type.String(),

@@ -17,7 +17,7 @@ export const ModelReply = Type.Object({
   usage: Type.Object({
     promptTokens: Type.Integer(),
     completionTokens: Type.Integer(),
-    /** The reply reported no tokens and its tree has a budget: the counts are an estimate (DESIGN §13). */
+    /** The reply reported no tokens and its tree has a budget: the counts are an estimate (docs/guides/approvals-and-budgets.md). */
     estimated: Type.Optional(Type.Literal(true)),
   }),
 });
@@ -53,9 +53,9 @@ export const CallRecord = Type.Object({
    * were made while it ran); absent when all were. A fork that gives the step's result keeps those.
    */
   memoryBefore: Type.Optional(Type.Integer()),
-  /** A fork's call copied from the invocation it was forked from (DESIGN §19), with its timings. */
+  /** A fork's call copied from the invocation it was forked from (docs/guides/durability.md), with its timings. */
   reused: Type.Optional(Type.Literal(true)),
-  /** A fork's call whose result the fork request gave: it never ran (DESIGN §19). */
+  /** A fork's call whose result the fork request gave: it never ran (docs/guides/durability.md). */
   resultGiven: Type.Optional(Type.Literal(true)),
   /**
    * A code agent's delegation in a fork: the output `ctx.subagent` returns, as JSON text (the child

@@ -3,7 +3,7 @@ import { type Static, Type } from '@sinclair/typebox';
 /** What a call id looks like in a request path or body: `t3-call1`, `t0-model`. */
 export const CALL_ID_PATTERN = '^[A-Za-z0-9_.:-]{1,128}$';
 
-/** The body of `POST /invocations/{id}/fork` (DESIGN §19). */
+/** The body of `POST /invocations/{id}/fork` (docs/guides/durability.md). */
 export const ForkRequest = Type.Object(
   {
     fromCallId: Type.String({

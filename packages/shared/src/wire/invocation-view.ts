@@ -78,7 +78,7 @@ export const CallView = Type.Object({
 });
 export type CallView = Static<typeof CallView>;
 
-/** A call waiting for a human's approval, as the InvocationView lists it (DESIGN §13). */
+/** A call waiting for a human's approval, as the InvocationView lists it (docs/guides/approvals-and-budgets.md). */
 export const PendingApproval = Type.Object({
   callId: Type.String(),
   name: Type.String({ description: "The callable (a tool, `_subagent_<name>`, or a code agent's name)." }),
@@ -87,7 +87,7 @@ export const PendingApproval = Type.Object({
 });
 export type PendingApproval = Static<typeof PendingApproval>;
 
-/** Where a fork comes from (DESIGN §19): the node it was forked from and the call it runs live from. */
+/** Where a fork comes from (docs/guides/durability.md): the node it was forked from and the call it runs live from. */
 export const ForkedFrom = Type.Object(
   {
     invocationId: Type.String({ description: 'The invocation (any node of a tree) it was forked from.' }),
@@ -97,7 +97,7 @@ export const ForkedFrom = Type.Object(
 );
 export type ForkedFrom = Static<typeof ForkedFrom>;
 
-/** What `GET /invocations/{id}` answers (DESIGN §3). */
+/** What `GET /invocations/{id}` answers (docs/reference/rest-api.md). */
 export const InvocationView = Type.Object(
   {
     id: Type.String(),
@@ -123,7 +123,10 @@ export const InvocationView = Type.Object(
         promptTokens: Type.Integer(),
         completionTokens: Type.Integer(),
       },
-      { description: 'Its own usage plus that of every descendant that has finished (DESIGN §13).' },
+      {
+        description:
+          'Its own usage plus that of every descendant that has finished (docs/guides/approvals-and-budgets.md).',
+      },
     ),
     calls: Type.Array(CallView),
     pendingApprovals: Type.Array(PendingApproval, {

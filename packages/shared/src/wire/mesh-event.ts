@@ -1,6 +1,6 @@
 import { type Static, Type } from '@sinclair/typebox';
 
-/** The types of events in an invocation tree's log (DESIGN §3, SSE). */
+/** The types of events in an invocation tree's log (docs/reference/rest-api.md, SSE). */
 export const MeshEventType = Type.Union([
   Type.Literal('status'),
   Type.Literal('model_call'),

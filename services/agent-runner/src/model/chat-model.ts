@@ -22,7 +22,7 @@ export interface ChatRequest {
   signal: AbortSignal;
   /** Give up (and stop retrying) at this epoch-ms instant. */
   deadline: number;
-  /** The invocation's W3C traceparent, sent as is while tracing is off (DESIGN §9). */
+  /** The invocation's W3C traceparent, sent as is while tracing is off (docs/reference/traces.md). */
   traceparent?: string | undefined;
   /** Hears the reply as it streams; the reply returned is the same whether anyone listens. */
   listener?: ReplyListener | undefined;

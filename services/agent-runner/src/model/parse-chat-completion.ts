@@ -52,7 +52,7 @@ export function parseChatCompletion(text: string): ModelReply {
   return {
     content: typeof content === 'string' ? content : null,
     toolCalls,
-    // Clamped before anything adds it to Redis (DESIGN §16); none reported counts 0 here, and the
+    // Clamped before anything adds it to Redis (docs/reference/bounds.md); none reported counts 0 here, and the
     // model call is charged an estimate when its tree has a budget (chargedUsage).
     usage: reportedUsage(raw.usage) ?? { promptTokens: 0, completionTokens: 0 },
   };

@@ -113,7 +113,7 @@ export function startAgentWorker(name: string, ctx: RunnerContext, s: WorkerSett
     takenLocks?.attach(worker);
   }
   // BullMQ says `failed` of every failed attempt; a job given up (its attempts spent, its data
-  // unreadable, stalled past the limit) must not leave its invocation running (DESIGN §7).
+  // unreadable, stalled past the limit) must not leave its invocation running (docs/architecture/durability-and-fencing.md).
   worker.on('failed', (job) => {
     if (!job) return;
     void job

@@ -11,7 +11,7 @@ import { RemoteError, toRemoteError } from './remote-error.js';
 import { DEFAULT_REMOTE_REQUEST_MS, remoteFetch } from './remote-fetch.js';
 
 /**
- * The remote agents of the config (`remote: {a2a, headers?}`, DESIGN §14) and one A2A client per
+ * The remote agents of the config (`remote: {a2a, headers?}`, docs/guides/a2a-and-remote-agents.md) and one A2A client per
  * agent, built from its card the first time a runner needs it (so the remote mesh may start
  * after this one). A card that could not be fetched is fetched again on the next use.
  */
@@ -96,7 +96,7 @@ export class RemoteAgents {
 }
 
 /**
- * A transport factory that refuses an interface on an origin not allowed (DESIGN §14): the card's
+ * A transport factory that refuses an interface on an origin not allowed (docs/guides/a2a-and-remote-agents.md): the card's
  * own, or one of `remote.allowedOrigins`. The fetch refuses such requests too; this says so when
  * the client is made, naming the interface.
  */

@@ -23,7 +23,7 @@ export interface RemoteFetchOptions {
 }
 
 /**
- * The `fetch` the A2A client of one remote agent uses (DESIGN §14, §16): requests only to allowed
+ * The `fetch` the A2A client of one remote agent uses (docs/guides/a2a-and-remote-agents.md, docs/reference/bounds.md): requests only to allowed
  * origins (a card naming its interface elsewhere, or a redirect there, is refused: the configured
  * headers are secrets for the card's origin, and a card must not aim runners at internal
  * addresses), each one ended at `timeoutMs` (or earlier by the caller's signal) however slowly its

@@ -19,7 +19,7 @@ export function remoteMessageId(invocationId: string): string {
 }
 
 /**
- * The SendMessage request of a child invocation (DESIGN §14): the prompt as a text part when the
+ * The SendMessage request of a child invocation (docs/guides/a2a-and-remote-agents.md): the prompt as a text part when the
  * agent has the default prompt schema, else the input as a data part; not blocking (the runner
  * records the task id before it waits).
  */

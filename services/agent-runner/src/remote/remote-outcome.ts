@@ -13,7 +13,7 @@ export type SettledOutcome = Exclude<RemoteOutcome, { kind: 'pending' }>;
 const FAILED = new Set([TaskState.TASK_STATE_FAILED, TaskState.TASK_STATE_REJECTED]);
 
 /**
- * The outcome of a remote task (DESIGN §14 states): completed → the artifact's answer; failed or
+ * The outcome of a remote task (docs/guides/a2a-and-remote-agents.md states): completed → the artifact's answer; failed or
  * rejected → a failed delegation with the remote's reason; canceled (by the remote side: ours is
  * finished before we ask) → failed; submitted, working, input- or auth-required → pending (a
  * remote approval may still be decided there; the deadline bounds the wait).

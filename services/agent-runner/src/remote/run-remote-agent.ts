@@ -24,7 +24,7 @@ const MIN_PARK_MS = 1000;
 const MAX_PARK_MS = 30_000;
 
 /**
- * One activation of a remote agent's child invocation (DESIGN §14): fetches the card when first
+ * One activation of a remote agent's child invocation (docs/guides/a2a-and-remote-agents.md): fetches the card when first
  * needed, sends the message once (its id derived from the invocation id) and records the remote
  * task id (as the call's `providerId`) before it waits, so a runner that takes over after a crash
  * watches that task instead of sending again. It watches for a bounded time, then parks (status
@@ -32,7 +32,7 @@ const MAX_PARK_MS = 30_000;
  * end of the delay); the remote task's end becomes the child's. Cancellation and the deadline
  * cancel the remote task. Every request of the activation ends when its watch does (at most
  * WATCH_MS, never past the deadline), however slowly the remote answers: a slow or silent peer
- * never holds the worker slot longer than that (DESIGN §16).
+ * never holds the worker slot longer than that (docs/reference/bounds.md).
  */
 export async function runRemoteAgent(run: AgentRun, remote: RemoteAgents): Promise<void> {
   const { ctx, agent, activation, signal } = run;
@@ -51,7 +51,7 @@ export async function runRemoteAgent(run: AgentRun, remote: RemoteAgents): Promi
     let record = activation.records.get(REMOTE_CALL_ID);
     if (!record?.providerId) {
       const request = remoteMessage(agent, s.id, s.input);
-      // The trace goes on on the other mesh (its gateway reads `traceparent`, DESIGN §15).
+      // The trace goes on on the other mesh (its gateway reads `traceparent`, docs/reference/traces.md).
       const trace = s.traceparent ? { serviceParameters: { traceparent: s.traceparent } } : {};
       const sent = await retryRemote(
         () => client.sendMessage(request, { signal: bounded, ...trace }),

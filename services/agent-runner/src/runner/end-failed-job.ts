@@ -7,7 +7,7 @@ import { inInvocationTrace } from '../tracing.js';
 
 /**
  * Ends the invocation of a job that failed for good — its attempts spent on system faults, its
- * data unreadable, or stalled past the limit (DESIGN §7): a job that is given up must never leave
+ * data unreadable, or stalled past the limit (docs/architecture/durability-and-fencing.md): a job that is given up must never leave
  * its invocation non-terminal. Unless it ended meanwhile, the invocation ends `failed` with
  * `internal` (one compare-and-set, unfenced: no activation holds it any more), its event stream
  * gets its terminal event, a parent gets the failed delegation as for any child failure, its own

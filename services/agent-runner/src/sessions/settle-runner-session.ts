@@ -2,7 +2,7 @@ import { type InvocationState, JOB_RETRY, type JobData, settleSession } from '@a
 import type { RunnerContext } from '../steps/runner-context.js';
 
 /**
- * Hands a root invocation's session on once it has ended (DESIGN §12): its exchange is appended
+ * Hands a root invocation's session on once it has ended (docs/guides/sessions.md): its exchange is appended
  * and the next queued invocation of the session gets its job. Called after the finish step and by
  * an activation that finds its invocation terminal already (the job of a runner killed between the
  * two comes back to some runner): settling is idempotent. A failure here is logged, never thrown:

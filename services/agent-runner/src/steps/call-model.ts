@@ -51,7 +51,7 @@ export async function callModel(
   } catch (e) {
     deltas?.discard();
     if (isMeshError(e, 'cancelled')) {
-      // A cancelled call is not a failure: no terminal failure is recorded for it (DESIGN §7).
+      // A cancelled call is not a failure: no terminal failure is recorded for it (docs/architecture/durability-and-fencing.md).
       await ctx.store.record(activation, {
         ...started,
         status: 'cancelled',
@@ -84,7 +84,7 @@ export async function callModel(
   ctx.metrics.modelCalls.inc({ ...label, outcome: 'succeeded' });
   ctx.metrics.modelSeconds.observe(label, (performance.now() - t0) / 1000);
   // What Redis adds up: integers within bounds, whatever the model said; with a budget, a reply
-  // reporting no tokens is charged an estimate (DESIGN §13, §16). Recorded as charged.
+  // reporting no tokens is charged an estimate (docs/guides/approvals-and-budgets.md, docs/reference/bounds.md). Recorded as charged.
   const answered = reply;
   const estimate =
     activation.state.budget === undefined ? undefined : () => estimateUsage(messages, answered);

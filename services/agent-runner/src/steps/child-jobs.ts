@@ -17,7 +17,7 @@ export function childJobs(
   retentionSeconds: number,
 ): ChildJob[] {
   const s = activation.state;
-  // Each child's invoke_agent span hangs under this activation's span (DESIGN §15).
+  // Each child's invoke_agent span hangs under this activation's span (docs/reference/traces.md).
   const traceparent = callerTraceparent(s.traceparent);
   return calls.map((c) => {
     const id = childId(s.id, c.callId);

@@ -38,7 +38,7 @@ export async function submitDelegations(
   const s = activation.state;
   const fresh: ChildSubmission[] = [];
   for (const c of calls) {
-    // Submitted already, unless the record is an approval granted since (DESIGN §13).
+    // Submitted already, unless the record is an approval granted since (docs/guides/approvals-and-budgets.md).
     const prev = activation.records.get(c.callId);
     if (prev && prev.status !== 'approved') continue;
     const child = ctx.plan.agents[c.name]!;
@@ -54,7 +54,7 @@ export async function submitDelegations(
       childId: childId(s.id, c.callId),
       ...(c.memory && c.memory.length > 0 ? { memory: c.memory } : {}),
     };
-    // Arguments go to the child unchanged; context injection is for tools only (DESIGN §6).
+    // Arguments go to the child unchanged; context injection is for tools only (docs/reference/callables-and-results.md).
     fresh.push({
       callId: c.callId,
       record,

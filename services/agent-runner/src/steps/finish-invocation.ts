@@ -27,7 +27,7 @@ export async function finishSucceeded(
       ctx.limits.maxResultBytes,
     );
   } catch (e) {
-    // A result JSON cannot express is a failed delegation with the path (DESIGN §6), never a crash.
+    // A result JSON cannot express is a failed delegation with the path (docs/reference/callables-and-results.md), never a crash.
     return finishFailed(ctx, activation, codedError('invalid_output', (e as Error).message));
   }
   return end(ctx, activation, { status: 'succeeded', output, content });
@@ -72,11 +72,11 @@ async function end(ctx: RunnerContext, activation: Activation, outcome: Outcome)
     return; // a child has no session to settle
   }
   ended(await ctx.store.finish(s, activation.epoch, outcome, activation));
-  // Also when another step finished it first: settling a session is idempotent (DESIGN §12).
+  // Also when another step finished it first: settling a session is idempotent (docs/guides/sessions.md).
   await settleRunnerSession(ctx, s);
 }
 
-/** An invocation's end, counted and timed (DESIGN §9) from its creation, as its log line times it. */
+/** An invocation's end, counted and timed (docs/reference/errors.md) from its creation, as its log line times it. */
 function countEnd(ctx: RunnerContext, activation: Activation, status: string): void {
   const s = activation.state;
   const labels = { agent: agentLabel(ctx.plan, s.agent), status };

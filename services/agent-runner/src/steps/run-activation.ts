@@ -42,7 +42,7 @@ export async function runActivation(
   const data = job.data;
   if (data?.v !== 1)
     throw new UnrecoverableError(`job ${job.id} carries data of unknown version ${String(data?.v)}`);
-  // Inside its `activation` span: every call and log line of it hangs there (DESIGN §15), the line
+  // Inside its `activation` span: every call and log line of it hangs there (docs/reference/traces.md), the line
   // of a system fault included (the worker then settles the job: settleJobError).
   return traceActivation(data, ctx.runnerId, () =>
     activate(ctx, job, data, token, signal, taken, finishes).catch((e: unknown) => {
@@ -67,7 +67,7 @@ async function activate(
       : ctx.store.taken(taken.reply);
   // Activated before it waited for a slot (a take that raced another for the last one): its model
   // call is recorded `started` again when it goes out, so the cancel flag and the budget are
-  // checked right before the call, as always (DESIGN §7).
+  // checked right before the call, as always (docs/architecture/durability-and-fencing.md).
   if (activation && taken?.late) activation.prestarted = undefined;
   if (!activation) return; // gone: nothing to do
   if (finishes) {
@@ -92,7 +92,7 @@ async function activate(
   const agent = ctx.plan.agents[activation.state.agent];
   const refusal = refuse(ctx, agent, activation);
   if (refusal) {
-    // A remote child's task lives on another mesh: it ends with the child (DESIGN §14).
+    // A remote child's task lives on another mesh: it ends with the child (docs/guides/a2a-and-remote-agents.md).
     if (agent?.kind === 'remote' && ctx.remote)
       await cancelRemoteTask({ ctx, agent, activation }, ctx.remote);
     return finishFailed(ctx, activation, refusal.error, refusal.status);

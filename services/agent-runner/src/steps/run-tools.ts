@@ -19,7 +19,7 @@ import type { RunnerContext } from './runner-context.js';
 type ToolCall = Extract<PlannedCall, { args: Record<string, unknown> }>;
 type FailedCall = Extract<PlannedCall, { failure: CodedError }>;
 
-/** How many failed calls are written at once: a reply may carry thousands (DESIGN §16). */
+/** How many failed calls are written at once: a reply may carry thousands (docs/reference/bounds.md). */
 const RECORD_BATCH = 64;
 
 /** Records the calls that failed before running (unknown callable, bad arguments, a limit). */
@@ -56,7 +56,7 @@ async function recordFailedCall(ctx: RunnerContext, activation: Activation, c: F
   if (c.kind === 'tool') ctx.metrics.toolCalls.inc({ ...labels(ctx, activation, c.name), outcome: 'failed' });
 }
 
-/** Metric labels of a tool call: names the agent does not declare read `unknown` (DESIGN §16). */
+/** Metric labels of a tool call: names the agent does not declare read `unknown` (docs/reference/bounds.md). */
 function labels(ctx: RunnerContext, activation: Activation, tool: string): { agent: string; tool: string } {
   return {
     agent: agentLabel(ctx.plan, activation.state.agent),
@@ -117,7 +117,7 @@ async function runTool(
       { signal, timeoutMs, traceparent: s.traceparent },
     )
     .catch(async (e: unknown) => {
-      // Cancelled: the call ends `cancelled`, never as a recorded failure (DESIGN §7).
+      // Cancelled: the call ends `cancelled`, never as a recorded failure (docs/architecture/durability-and-fencing.md).
       if (isMeshError(e, 'cancelled')) {
         await ctx.store.record(activation, {
           ...started,

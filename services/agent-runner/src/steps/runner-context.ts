@@ -19,7 +19,7 @@ import type { RemoteAgents } from '../remote/remote-agents.js';
 import type { ActivationStore } from '../store/activation-store.js';
 import type { ToolClient } from '../tools/tool-client.js';
 
-/** Limits every activation runs under (DESIGN §7 and §16, env `MESH_MAX_*`). */
+/** Limits every activation runs under (docs/architecture/durability-and-fencing.md, docs/reference/bounds.md, env `MESH_MAX_*`). */
 export interface RunnerLimits {
   maxDepth: number;
   maxDelegationsPerTurn: number;
@@ -35,7 +35,7 @@ export interface RunnerLimits {
   modelIdleMs: number;
 }
 
-/** The defaults of the DESIGN §16 limits, the same as serviceEnv's. */
+/** The defaults of the docs/reference/bounds.md limits, the same as serviceEnv's. */
 export const DEFAULT_RUNNER_LIMITS = {
   maxCallsPerTurn: DEFAULT_MAX_CALLS_PER_TURN,
   maxModelReplyBytes: DEFAULT_MAX_MODEL_REPLY_BYTES,
@@ -89,7 +89,7 @@ export interface RunnerContext {
   remote?: RemoteAgents;
   limits: RunnerLimits;
   retentionSeconds: number;
-  /** Sessions (DESIGN §12): runners hand a session on after its invocation ends. */
+  /** Sessions (docs/guides/sessions.md): runners hand a session on after its invocation ends. */
   sessions: SessionStore;
   metrics: RunnerMetrics;
   log: Logger;

@@ -35,7 +35,7 @@ const NO_USAGE = { modelCalls: 0, promptTokens: 0, completionTokens: 0 };
 export class ActivationStore {
   private approvalStore: ApprovalStore | undefined;
 
-  /** The writes of approvals (DESIGN §13). */
+  /** The writes of approvals (docs/guides/approvals-and-budgets.md). */
   get approvals(): ApprovalStore {
     this.approvalStore ??= new ApprovalStore(this.redis, this.scripts, this.keys, (a) => this.flush(a));
     return this.approvalStore;

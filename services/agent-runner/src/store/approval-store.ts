@@ -28,7 +28,7 @@ export interface ApprovalAsk {
 }
 
 /**
- * The writes of approvals (DESIGN §13): a request recorded in the tree (one Lua step, fenced), the
+ * The writes of approvals (docs/guides/approvals-and-budgets.md): a request recorded in the tree (one Lua step, fenced), the
  * park that names the job to wake, and the owner's index of pending approvals (its own hash tag:
  * written after the tree, and rewritten at every park, so a crash in between heals on resume).
  */
@@ -103,7 +103,7 @@ export class ApprovalStore {
     p.expire(index, ttl, 'NX');
     await p.exec();
     // Once GET /approvals lists it (and apart: the index has its own cluster slot), a request
-    // waiting on the root with `?wait` answers now: a human must decide (DESIGN §3).
+    // waiting on the root with `?wait` answers now: a human must decide (docs/reference/rest-api.md).
     await this.redis.publish(this.keys.doneChannel(), `${APPROVAL_WAKE_PREFIX}${s.rootId}`);
   }
 

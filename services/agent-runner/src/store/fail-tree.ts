@@ -9,7 +9,7 @@ import {
 import type { Activation } from './activation.js';
 
 /**
- * The tree's token budget is spent (DESIGN §13): fails the root with `budget_exceeded` and
+ * The tree's token budget is spent (docs/guides/approvals-and-budgets.md): fails the root with `budget_exceeded` and
  * cancels every node still running, as `DELETE` does (CANCEL_TREE, then the cancel broadcast).
  * Throws MeshError('cancelled'): the activation that found it ends like the rest of the tree.
  */

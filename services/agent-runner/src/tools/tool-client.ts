@@ -34,7 +34,7 @@ export class ToolClient {
   /**
    * Invokes a tool; every failure (HTTP, timeout) comes back as data with a reason. While the
    * tool-host is unreachable the call is repeated with the same Idempotency-Key, so the tool-host
-   * decides from its record whether the tool runs again (DESIGN §7).
+   * decides from its record whether the tool runs again (docs/architecture/durability-and-fencing.md).
    */
   invoke(
     name: string,
@@ -42,7 +42,7 @@ export class ToolClient {
     context: ToolContext,
     opts: { signal: AbortSignal; timeoutMs: number; traceparent?: string | undefined },
   ): Promise<ToolOutcome> {
-    // In the runner's `execute_tool` span; every attempt carries its trace headers (DESIGN §15).
+    // In the runner's `execute_tool` span; every attempt carries its trace headers (docs/reference/traces.md).
     return traceToolCall(name, context, opts.traceparent, (headers) =>
       this.retrying(name, args, context, { ...opts, headers }),
     );
@@ -129,7 +129,7 @@ export class ToolClient {
     }
     if (status === 200) return { ok: true, result: body.result };
     const e = body.error ?? {};
-    // The tool-host aborted the call because the invocation was cancelled (DESIGN §7): not a failure.
+    // The tool-host aborted the call because the invocation was cancelled (docs/architecture/durability-and-fencing.md): not a failure.
     if (e.code === 'cancelled') throw new MeshError('cancelled');
     const details = e.details?.map((d) => `${d.path || '/'}: ${d.message}`).join('; ');
     return {

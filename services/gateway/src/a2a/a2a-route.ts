@@ -38,7 +38,7 @@ export interface A2aRoutesOptions {
 const STREAMING = new Set(['SendStreamingMessage', 'SubscribeToTask', 'message/stream', 'tasks/resubscribe']);
 
 /**
- * Each agent over A2A (DESIGN §14, the SDK's JSON-RPC transport, A2A v1.0): its public agent card
+ * Each agent over A2A (docs/guides/a2a-and-remote-agents.md, the SDK's JSON-RPC transport, A2A v1.0): its public agent card
  * at `GET /a2a/{agent}/.well-known/agent-card.json`, and `POST /a2a/{agent}` for SendMessage,
  * SendStreamingMessage, GetTask, CancelTask and SubscribeToTask, with the gateway's auth. Tasks are
  * invocations, read from Redis, so any gateway answers any task.

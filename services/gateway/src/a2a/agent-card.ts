@@ -2,7 +2,7 @@ import { A2A_PROTOCOL_VERSION, type AgentCard } from '@a2a-js/sdk';
 import type { AgentPlan } from '@agentmesh/shared';
 
 /**
- * The A2A agent card of an agent (DESIGN §14): its name, description and one skill from the
+ * The A2A agent card of an agent (docs/guides/a2a-and-remote-agents.md): its name, description and one skill from the
  * agent, a JSON-RPC interface at `{baseUrl}/a2a/{agent}`, streaming, text and JSON in and out,
  * and the bearer scheme when API keys are on.
  */

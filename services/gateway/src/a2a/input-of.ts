@@ -3,7 +3,7 @@ import { RequestMalformedError } from '@a2a-js/sdk/errors';
 import { type AgentPlan, compileSchema, describeValidation } from '@agentmesh/shared';
 
 /**
- * The agent input a message carries (DESIGN §14): a data part is the structured input; else its
+ * The agent input a message carries (docs/guides/a2a-and-remote-agents.md): a data part is the structured input; else its
  * text parts, joined, are the prompt of the default `{prompt}` schema. Input that fails the
  * agent's schema is a malformed request (JSON-RPC -32602) naming each problem.
  */

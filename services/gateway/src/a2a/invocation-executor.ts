@@ -20,7 +20,7 @@ export interface ExecutorDeps extends FollowDeps {
 }
 
 /**
- * Runs an A2A message as an invocation of the agent (DESIGN §14): starts it as
+ * Runs an A2A message as an invocation of the agent (docs/guides/a2a-and-remote-agents.md): starts it as
  * `POST /agents/{name}/invoke` does, publishes it as a task whose id is the invocation id, then
  * follows it to its end. Cancelling a task cancels its invocation, as `DELETE` does. The same
  * caller repeating a messageId gets the task that message started (like an Idempotency-Key).
@@ -34,7 +34,7 @@ export class InvocationExecutor implements SessionAwareExecutor {
   execute = async (ctx: RequestContext, bus: ExecutionEventBus): Promise<void> => {
     const d = this.deps;
     const input = inputOf(d.agent, ctx.userMessage);
-    // A message's contextId is the session (DESIGN §14, §12): its turns queue up like `enqueue`.
+    // A message's contextId is the session (docs/guides/a2a-and-remote-agents.md, docs/guides/sessions.md): its turns queue up like `enqueue`.
     // Not ctx.userMessage's: the SDK makes one up for a message that has none (a UUID that would
     // pass as a session id), and such a message continues no session.
     const session = this.session;

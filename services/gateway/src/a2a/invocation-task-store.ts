@@ -7,7 +7,7 @@ import { taskOf } from './task-of.js';
 
 /**
  * The A2A task store of one request, backed by the invocations in Redis instead of process memory:
- * a task is read from its invocation, so any gateway answers any task (DESIGN §14). Only the
+ * a task is read from its invocation, so any gateway answers any task (docs/guides/a2a-and-remote-agents.md). Only the
  * caller's own invocations of this agent are found. `save` writes nothing (the invocation is the
  * record), except that a task saved `canceled` cancels its invocation, as DELETE does.
  */
@@ -21,7 +21,7 @@ export class InvocationTaskStore implements TaskStore {
   async load(taskId: string): Promise<Task | undefined> {
     const view = await this.invocations.viewFor(taskId, this.caller);
     if (!view || view.agent !== this.agent) return undefined;
-    // The task's context is its session when a message's contextId started it in one (DESIGN §14).
+    // The task's context is its session when a message's contextId started it in one (docs/guides/a2a-and-remote-agents.md).
     return taskOf(view, (await this.invocations.sessionOf(view.id)) ?? view.id);
   }
 

@@ -12,7 +12,7 @@ import { sessionOfContext } from './session-of-context.js';
 
 /** The executor of the request: told the session the client's message names, if any. */
 export interface SessionAwareExecutor extends AgentExecutor {
-  /** The session the message continues: its `contextId` as the client sent it (DESIGN §14, §12). */
+  /** The session the message continues: its `contextId` as the client sent it (docs/guides/a2a-and-remote-agents.md, docs/guides/sessions.md). */
   session: string | undefined;
 }
 

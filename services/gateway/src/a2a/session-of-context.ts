@@ -4,7 +4,7 @@ import { SESSION_ID_PATTERN } from '@agentmesh/shared';
 const SESSION_ID = new RegExp(SESSION_ID_PATTERN);
 
 /**
- * The session an A2A message continues: its `contextId` (DESIGN §14, §12). None when the message
+ * The session an A2A message continues: its `contextId` (docs/guides/a2a-and-remote-agents.md, docs/guides/sessions.md). None when the message
  * has none (the SDK then makes one up for the task, which names no session). A contextId that
  * cannot be a session id is a malformed request (JSON-RPC -32602), like bad input.
  */

@@ -11,7 +11,7 @@ const STATES: Record<string, TaskState> = {
 };
 
 /**
- * The A2A task state of an invocation status (DESIGN §14); waiting on its own approvals (DESIGN §13)
+ * The A2A task state of an invocation status (docs/guides/a2a-and-remote-agents.md); waiting on its own approvals (docs/guides/approvals-and-budgets.md)
  * is `input-required`.
  */
 export const stateOf = (status: string, awaitingApproval = false): TaskState =>

@@ -27,7 +27,7 @@ const notFound = (id: string, callId: string) =>
   new MeshError('approval_not_found', `Invocation ${id} has no approval with call id ${callId}.`);
 
 /**
- * Decides a pending approval (DESIGN §13) for the invocation's owner: one Lua step on the tree
+ * Decides a pending approval (docs/guides/approvals-and-budgets.md) for the invocation's owner: one Lua step on the tree
  * (DECIDE_APPROVAL) writes the decision once and moves the call record; then the owner's index
  * forgets it and the parked job is woken, so any runner resumes. Repeating the same decision
  * answers the view again at any time; another decision is `approval_conflict`.

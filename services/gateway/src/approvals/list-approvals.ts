@@ -23,7 +23,7 @@ const MAX_SCAN = 1000;
 const BATCH = 100;
 
 /**
- * The caller's pending approvals across trees, newest first by `requestedAt` (DESIGN §13), from
+ * The caller's pending approvals across trees, newest first by `requestedAt` (docs/guides/approvals-and-budgets.md), from
  * its index (keys.approvalIndex). The index has its own hash tag and is written apart from the
  * trees, so every entry is verified against its tree: one that is decided, gone, or whose
  * invocation ended is dropped from the page and from the index.

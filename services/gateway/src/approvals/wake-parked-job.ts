@@ -7,7 +7,7 @@ interface FieldReader {
 }
 
 /**
- * Wakes an invocation parked on its approvals (DESIGN §13): its job waits delayed until the
+ * Wakes an invocation parked on its approvals (docs/guides/approvals-and-budgets.md): its job waits delayed until the
  * deadline; promoting it lets any runner resume it now. A job that is not delayed (its runner is
  * still parking it, or it already woke) is left alone: the runner looks again once it parked.
  */

@@ -11,7 +11,7 @@ import type { Caller } from '../auth/caller.js';
 import { readInvocationSafely } from '../invocations/read-invocation-safely.js';
 
 /**
- * The detail of call `callId` of invocation `id` for `caller` (DESIGN §18): 404
+ * The detail of call `callId` of invocation `id` for `caller` (docs/guides/console.md): 404
  * `invocation_not_found` for an id it may not see (as GET /invocations/{id}), 404 `call_not_found`
  * for a call the invocation has no record of. Reads the invocation, and a delegation's child.
  */

@@ -32,7 +32,7 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /**
  * Tells open event streams that their tree's log grew, over ONE reader connection per gateway and
- * Redis server, whatever the number of streams (DESIGN §16: streams must not take Redis's
+ * Redis server, whatever the number of streams (docs/reference/bounds.md: streams must not take Redis's
  * clients). A lane (one server, or one master of a cluster) XREADs the watched keys of its server
  * and only notifies; each stream reads its own entries with non-blocking XRANGE on the shared
  * command connection, at its own pace. On one server (or while a node's keys share one slot) the

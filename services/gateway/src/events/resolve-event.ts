@@ -1,7 +1,7 @@
 import { type CallRecord, type KeyLayout, type MeshEvent, type MeshRedis, rootOf } from '@agentmesh/shared';
 
 /**
- * An event as clients receive it (DESIGN §3, §17): a large text that its writer stored once and
+ * An event as clients receive it (docs/reference/rest-api.md, docs/guides/streaming.md): a large text that its writer stored once and
  * only referred to (`outputRef` on an `output` event, `contentRef` on a `model_call`; see
  * EVENT_INLINE_BYTES) is read back from where it lives, the invocation's state or its model call's
  * record. Once those have expired the reference stays, and the text is absent.

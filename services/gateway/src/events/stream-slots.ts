@@ -1,7 +1,7 @@
 import { MeshError } from '@agentmesh/shared';
 
 /**
- * Counts open event streams against two bounds (DESIGN §16): `perCaller` per API key (callers
+ * Counts open event streams against two bounds (docs/reference/bounds.md): `perCaller` per API key (callers
  * without a key count as one) and `total` per gateway. Past either, 429 `too_many_streams`.
  */
 export class StreamSlots {

@@ -30,7 +30,7 @@ import { CLAIM_GRACE_MS, type InvocationService } from '../invocations/invocatio
 import { budgetOf, type StartOptions } from '../invocations/start-options.js';
 import { type ForkBounds, readForkSource } from './read-fork-source.js';
 
-/** The limits a fork is made under (DESIGN §16). */
+/** The limits a fork is made under (docs/reference/bounds.md). */
 export interface ForkLimits extends ForkBounds {
   /** MESH_MAX_RESULT_BYTES: a given result reaches the model cut as any result would be. */
   maxResultBytes: number;
@@ -49,7 +49,7 @@ interface PreparedFork {
 }
 
 /**
- * `POST /invocations/{id}/fork` (DESIGN §19): a new root invocation of a node's agent that reuses
+ * `POST /invocations/{id}/fork` (docs/guides/durability.md): a new root invocation of a node's agent that reuses
  * the node's recorded calls before a call and runs live from there. The node is read once and
  * never written; the fork's records are copies of exactly the calls it reuses.
  */
@@ -277,7 +277,7 @@ function checkedInput(agent: AgentPlan, input: unknown): unknown {
 
 /**
  * The hash fields of the approvals decided for the calls a fork reuses: a code agent's replay of
- * `ctx.approval` reads a rejection's reason from them (DESIGN §13).
+ * `ctx.approval` reads a rejection's reason from them (docs/guides/approvals-and-budgets.md).
  */
 function decidedApprovals(source: InvocationState, reused: readonly CallRecord[]): string[] {
   const ids = new Set(reused.map((r) => r.callId));

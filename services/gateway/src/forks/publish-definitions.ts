@@ -8,7 +8,7 @@ import {
 
 /**
  * Stores each agent's definition under its hash (keys.definition), so a fork refused with
- * `plan_changed` names what changed since its original ran (DESIGN §19). Written when the plan is
+ * `plan_changed` names what changed since its original ran (docs/guides/durability.md). Written when the plan is
  * built and again periodically, each time for `ttlSeconds`: as long as an invocation made with the
  * definition may still be forked. Sent together; each key has its own slot on a cluster.
  */

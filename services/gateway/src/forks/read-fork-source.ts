@@ -9,7 +9,7 @@ import {
 } from '@agentmesh/shared';
 import { decodeInvocationSafely } from '../invocations/read-invocation-safely.js';
 
-/** How many call records, and how many bytes of them, a fork reads at most (DESIGN §16, §19). */
+/** How many call records, and how many bytes of them, a fork reads at most (docs/reference/bounds.md, docs/guides/durability.md). */
 export interface ForkBounds {
   maxRecords: number;
   maxBytes: number;

@@ -30,7 +30,7 @@ export class IdempotencyStore {
   }
 
   /**
-   * The scope of a fork's key (DESIGN §19): owner, the invocation forked and Idempotency-Key. Its
+   * The scope of a fork's key (docs/guides/durability.md): owner, the invocation forked and Idempotency-Key. Its
    * text starts `fork|`, which no invoke scope's can (an owner is hex or empty), so it never
    * matches an invoke's key.
    */

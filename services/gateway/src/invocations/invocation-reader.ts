@@ -61,7 +61,7 @@ export class InvocationReader {
         if (err) throw err;
         for (const text of records as string[]) {
           const child = childOf(text);
-          // Another tree's child is a fork's reused delegation (DESIGN §19): not part of this one.
+          // Another tree's child is a fork's reused delegation (docs/guides/durability.md): not part of this one.
           if (!child || ids.has(child) || rootOf(child) !== rootOf(id)) continue;
           ids.add(child);
           frontier.push(child);

@@ -42,7 +42,7 @@ const RECENT_LIMIT = 100_000;
 /** Starts and cancels root invocations, and reads them back: the gateway's side of the state in Redis. */
 export class InvocationService extends InvocationReader {
   private readonly idempotency: IdempotencyStore;
-  /** Sessions (DESIGN §12); undefined when the service was built without a session store. */
+  /** Sessions (docs/guides/sessions.md); undefined when the service was built without a session store. */
   readonly sessions: GatewaySessions | undefined;
 
   constructor(
@@ -67,7 +67,7 @@ export class InvocationService extends InvocationReader {
    * that key started (waiting `waitMs` for it too) and starts nothing.
    */
   async start(agent: AgentPlan, input: unknown, options: StartOptions): Promise<InvocationView> {
-    // Started by the active span (the request's), its invoke_agent span hangs there (DESIGN §15).
+    // Started by the active span (the request's), its invoke_agent span hangs there (docs/reference/traces.md).
     const opts = { ...options, traceparent: callerTraceparent(options.traceparent) };
     const fresh = newRootId();
     const id = opts.idempotencyKey === undefined ? fresh : await this.claim(agent.name, input, fresh, opts);
@@ -84,8 +84,8 @@ export class InvocationService extends InvocationReader {
   /**
    * Creates a root invocation (`create`: a new one, or rejoining the one an Idempotency-Key named,
    * true when that one has finished already) and waits up to `waitMs` for it to finish — with
-   * `untilDecision`, or until some node of its tree waits on a human (DESIGN §3; `rejoined`: one
-   * that may be waiting already); answers its view. Invoke's path, and a fork's (DESIGN §19).
+   * `untilDecision`, or until some node of its tree waits on a human (docs/reference/rest-api.md; `rejoined`: one
+   * that may be waiting already); answers its view. Invoke's path, and a fork's (docs/guides/durability.md).
    */
   async launch(
     id: string,
@@ -130,16 +130,16 @@ export class InvocationService extends InvocationReader {
     for (const node of flagged) {
       if (node.status === 'queued')
         await dropQueued(this.scripts, this.keys, this.queues, this.retentionSeconds, node.id);
-      // Parked on an approval (DESIGN §13): woken now, it finishes `cancelled` at once.
+      // Parked on an approval (docs/guides/approvals-and-budgets.md): woken now, it finishes `cancelled` at once.
       if (node.status === 'waiting') await wakeParkedJob(this.redis, this.keys, this.queues, node.id);
     }
-    // A session's invocation cancelled before it ran hands its session on now (DESIGN §12).
+    // A session's invocation cancelled before it ran hands its session on now (docs/guides/sessions.md).
     await this.settleSessionOf(id);
     return { view: (await this.view(id))!, changed: true };
   }
 
   /**
-   * Settles the session of a root invocation, if it has one (DESIGN §12): one still `queued` may
+   * Settles the session of a root invocation, if it has one (docs/guides/sessions.md): one still `queued` may
    * be owed its turn by a runner that died before handing the session on.
    */
   async settleSessionOf(id: string): Promise<void> {

@@ -4,7 +4,7 @@ import type { AgentPlan, Multitask, SessionMessage } from '@agentmesh/shared';
 export interface StartOptions {
   timeoutMs: number;
   waitMs: number;
-  /** The wait also ends when some node of the tree waits on a human decision (REST `?wait`, DESIGN §3). */
+  /** The wait also ends when some node of the tree waits on a human decision (REST `?wait`, docs/reference/rest-api.md). */
   untilDecision?: boolean;
   traceparent?: string | undefined;
   signal?: AbortSignal;
@@ -19,7 +19,7 @@ export interface StartOptions {
    * completion's, docs/guides/openai-compatible.md); not with `session`, whose own history stands.
    */
   history?: Pick<SessionMessage, 'role' | 'content'>[] | undefined;
-  /** `?session` and `?multitask` (DESIGN §12): the conversation it continues, and how it waits its turn. */
+  /** `?session` and `?multitask` (docs/guides/sessions.md): the conversation it continues, and how it waits its turn. */
   session?: { id: string; multitask: Multitask } | undefined;
   /**
    * Called once the invocation's id is known, before it is created (`fresh`) or rejoined (an

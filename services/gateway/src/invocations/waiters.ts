@@ -10,7 +10,7 @@ interface Waiter {
  * Wakes HTTP requests waiting for an invocation to finish. One subscriber connection per gateway
  * listens on the done channel; a waiter registers before its job is enqueued, so a fast finish
  * cannot slip past it. A waiter registered with `approvals` also wakes when a node of the root's
- * tree parks on an approval (`approval <rootId>` on the same channel, DESIGN §3 `wait`).
+ * tree parks on an approval (`approval <rootId>` on the same channel, docs/reference/rest-api.md `wait`).
  */
 export class Waiters {
   private readonly waiting = new Map<string, Set<Waiter>>();

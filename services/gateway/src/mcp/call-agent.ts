@@ -36,7 +36,7 @@ export interface AgentCall {
 
 /**
  * Answers an MCP tools/call by invoking the agent as `POST /agents/{name}/invoke` does and waiting
- * for it (DESIGN §14). An unknown agent, or one outside the API key's scope, is a JSON-RPC invalid
+ * for it (docs/guides/mcp.md). An unknown agent, or one outside the API key's scope, is a JSON-RPC invalid
  * params error; arguments that fail the agent's input schema are an `isError` result naming each
  * problem (so a model can correct them); a cancellation of the request cancels the invocation.
  */

@@ -46,7 +46,7 @@ const isInitialize = (body: unknown): boolean =>
   typeof body === 'object' && body !== null && (body as { method?: unknown }).method === 'initialize';
 
 /**
- * `POST /mcp`: the agents as an MCP server over stateless Streamable HTTP (DESIGN §14), with the
+ * `POST /mcp`: the agents as an MCP server over stateless Streamable HTTP (docs/guides/mcp.md), with the
  * SDK's own transport, one server and transport per request. Auth (a bearer key and its scope) is
  * the gateway's, as for REST. GET and DELETE answer 405: there is no standalone stream and no
  * session to end. An `initialize` answer carries an `Mcp-Session-Id`, a random token the gateway

@@ -8,7 +8,7 @@ const isPlainObject = (v: unknown): v is Record<string, unknown> =>
   typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /**
- * An invocation as the answer of an MCP tools/call (DESIGN §14): text output as text content;
+ * An invocation as the answer of an MCP tools/call (docs/guides/mcp.md): text output as text content;
  * structured output (an object) as `structuredContent` plus its JSON as text; any other output
  * as its JSON. A failed or cancelled invocation, or one still running after `waitSeconds`, is a
  * result with `isError: true` whose text names the invocation, so a client can follow it.

@@ -16,7 +16,7 @@ export interface ToolSchemas {
 const isObjectSchema = (s: JsonSchema): boolean => s.type === undefined || s.type === 'object';
 
 /**
- * An agent's input and output schema as MCP can carry them (DESIGN §14). MCP tool arguments and
+ * An agent's input and output schema as MCP can carry them (docs/guides/mcp.md). MCP tool arguments and
  * `structuredContent` are JSON objects: an agent without an input shape takes any object; one
  * whose input is not an object is offered as `{input}`; an output schema that is not an object's
  * is left out, and that output reaches the client as JSON text.

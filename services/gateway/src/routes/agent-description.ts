@@ -9,7 +9,7 @@ export interface AgentDescription {
   tools: string[];
   subagents: string[];
   callables: AgentPlan['callables'];
-  /** The callables whose calls wait for a human's approval (DESIGN §13); absent when none. */
+  /** The callables whose calls wait for a human's approval (docs/guides/approvals-and-budgets.md); absent when none. */
   approvals?: string[];
 }
 
@@ -23,7 +23,7 @@ export function describeAgent(a: AgentPlan): AgentDescription {
     tools: a.tools,
     subagents: a.subagents,
     callables: a.callables,
-    // Only when there are: the description's documented shape (DESIGN §3) stays as it was otherwise.
+    // Only when there are: the description's documented shape (docs/reference/rest-api.md) stays as it was otherwise.
     ...(a.approvals?.length ? { approvals: a.approvals } : {}),
   };
 }

@@ -47,7 +47,7 @@ const ListQuery = {
   additionalProperties: false,
 };
 
-/** `POST /invocations/{id}/approvals/{callId}` and `GET /approvals` (DESIGN §13): the owner's only. */
+/** `POST /invocations/{id}/approvals/{callId}` and `GET /approvals` (docs/guides/approvals-and-budgets.md): the owner's only. */
 export const approvalRoutes: FastifyPluginAsync<ApprovalRoutesOptions> = async (app, opts) => {
   app.post<{ Params: { id: string; callId: string }; Body: ApprovalDecisionBody }>(
     '/invocations/:id/approvals/:callId',

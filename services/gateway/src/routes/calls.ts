@@ -20,7 +20,7 @@ const Params = {
   required: ['id', 'callId'],
 };
 
-/** `GET /invocations/{id}/calls/{callId}` (DESIGN §18): what one call did, for the invocation's owner. */
+/** `GET /invocations/{id}/calls/{callId}` (docs/guides/console.md): what one call did, for the invocation's owner. */
 export const callRoutes: FastifyPluginAsync<CallRoutesOptions> = async (app, opts) => {
   app.get<{ Params: { id: string; callId: string } }>(
     '/invocations/:id/calls/:callId',

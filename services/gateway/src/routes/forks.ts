@@ -27,7 +27,7 @@ const KEY_TEXT =
   'the same fork and never starts a second one; with another body it answers 422 `idempotency_key_reused`. ' +
   "A fork's keys never match an invoke's.";
 
-/** `POST /invocations/{id}/fork` (DESIGN §19): re-run any node of a tree from one of its calls. */
+/** `POST /invocations/{id}/fork` (docs/guides/durability.md): re-run any node of a tree from one of its calls. */
 export const forkRoutes: FastifyPluginAsync<ForkRoutesOptions> = async (app, opts) => {
   app.post<{
     Params: { id: string };
@@ -103,7 +103,7 @@ export const forkRoutes: FastifyPluginAsync<ForkRoutesOptions> = async (app, opt
       const traceparent = req.headers.traceparent;
       const view = await opts.forks.fork(req.params.id, req.body, {
         ...run,
-        untilDecision: true, // as invoke's wait (DESIGN §3, §19)
+        untilDecision: true, // as invoke's wait (docs/reference/rest-api.md, docs/guides/durability.md)
         traceparent: typeof traceparent === 'string' ? traceparent : undefined,
         signal: abort.signal,
         owner: req.meshCaller.owner,

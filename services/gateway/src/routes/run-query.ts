@@ -1,6 +1,6 @@
 import type { JsonSchema } from '@agentmesh/shared';
 
-/** The largest `?budget` (DESIGN §13). */
+/** The largest `?budget` (docs/guides/approvals-and-budgets.md). */
 export const MAX_BUDGET_TOKENS = 1_000_000_000;
 
 /**

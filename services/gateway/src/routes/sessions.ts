@@ -10,7 +10,7 @@ export interface SessionRoutesOptions {
   invocations: InvocationService;
 }
 
-/** What `GET /sessions/{id}` answers (DESIGN §12). */
+/** What `GET /sessions/{id}` answers (docs/guides/sessions.md). */
 export const SessionViewSchema = {
   title: 'SessionView',
   type: 'object',
@@ -74,7 +74,7 @@ const IdParams = {
   required: ['id'],
 };
 
-/** `GET /sessions/{id}` and `DELETE /sessions/{id}`: only the caller's own (DESIGN §12). */
+/** `GET /sessions/{id}` and `DELETE /sessions/{id}`: only the caller's own (docs/guides/sessions.md). */
 export const sessionRoutes: FastifyPluginAsync<SessionRoutesOptions> = async (app, opts) => {
   const { sessions, invocations } = opts;
   const notFound = (id: string) => new MeshError('session_not_found', `No session has id ${id}.`);

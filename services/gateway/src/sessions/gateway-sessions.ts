@@ -12,7 +12,7 @@ import {
 } from '@agentmesh/shared';
 import type { Caller } from '../auth/caller.js';
 
-/** What `GET /sessions/{id}` answers (DESIGN §12): one page of its messages. */
+/** What `GET /sessions/{id}` answers (docs/guides/sessions.md): one page of its messages. */
 export interface SessionView {
   id: string;
   agent: string;

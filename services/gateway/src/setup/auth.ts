@@ -12,14 +12,14 @@ declare module 'fastify' {
 
 // Routes anyone may call with auth on (by route pattern, so `/metrics?x` or `/docs/` match too).
 // The Swagger UI page and its static assets hold no mesh data; `/docs/json` and `/docs/yaml` do.
-// Nor does the console (`/ui` and its assets, DESIGN §18): its data comes from the API, with a key.
+// Nor does the console (`/ui` and its assets, docs/guides/console.md): its data comes from the API, with a key.
 const OPEN_ROUTES = new Set([
   '/healthz',
   '/readyz',
   '/metrics',
   '/docs',
   '/docs/',
-  // A2A agent cards are public (DESIGN §14); they declare the bearer scheme themselves.
+  // A2A agent cards are public (docs/guides/a2a-and-remote-agents.md); they declare the bearer scheme themselves.
   '/a2a/:agent/.well-known/agent-card.json',
   '/a2a/{agent}/.well-known/agent-card.json',
 ]);

@@ -5,7 +5,7 @@ import { MeshError } from '@agentmesh/shared';
 import fastifyStatic from '@fastify/static';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 
-// The page loads only what this gateway serves (DESIGN §18: no request leaves the origin); the
+// The page loads only what this gateway serves (docs/guides/console.md: no request leaves the origin); the
 // browser enforces it. Inline styles: the waterfall places its bars with style attributes.
 const POLICY = [
   "default-src 'self'",
@@ -25,7 +25,7 @@ export function consoleDir(): string {
 }
 
 /**
- * Serves the console (DESIGN §18) at `/ui`: its index page at `/ui` and `/ui/`, its assets under
+ * Serves the console (docs/guides/console.md) at `/ui`: its index page at `/ui` and `/ui/`, its assets under
  * `/ui/` (hashed names, cached for good; the page itself revalidated), without a key, like /docs,
  * and outside the OpenAPI document; `/ui/config.json` tells the page whether keys are required,
  * so that it asks for one before any request (a 401 would log a console error), and whether this
@@ -65,7 +65,7 @@ export async function registerConsole(
       },
     });
     scope.get('/ui', { schema: { hide: true } }, (_req, reply: FastifyReply) => reply.sendFile('index.html'));
-    // `fork`: this gateway re-runs from a call (DESIGN §19), so the page offers it on every call.
+    // `fork`: this gateway re-runs from a call (docs/guides/durability.md), so the page offers it on every call.
     scope.get('/ui/config.json', { schema: { hide: true } }, async (_req, reply) =>
       reply
         .header('cache-control', 'no-store')

@@ -9,7 +9,7 @@ const NUMBER_TEXT = /^[0-9]+(\.[0-9]+)?$/;
 
 /**
  * One validator for the gateway, the runners and the model-facing tools: it never coerces a body,
- * never applies defaults, never strips (DESIGN §3). Only a query string, which is text by nature,
+ * never applies defaults, never strips (docs/reference/rest-api.md). Only a query string, which is text by nature,
  * has the digits of its `integer` and `number` parameters read as numbers, and `true` / `false` of
  * its `boolean` ones as booleans, so the OpenAPI document declares them typed. Declared headers are documentation: the routes check them (invocations/idempotency-key.ts).
  */

@@ -17,7 +17,7 @@ export interface Watched {
 }
 
 /**
- * Aborts running tool calls whose invocation is cancelled (DESIGN §7): the cancellation is the
+ * Aborts running tool calls whose invocation is cancelled (docs/architecture/durability-and-fencing.md): the cancellation is the
  * flag in Redis; a broadcast on the cancel channel (any id of the tree) only says when to look.
  * Every running call of that tree checks its own invocation's flag, so a broadcast for an
  * ancestor reaches a descendant's calls.

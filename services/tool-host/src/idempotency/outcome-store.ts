@@ -62,9 +62,9 @@ return 0`;
 
 /**
  * Keeps each Idempotency-Key's outcome (longer than any invocation lives) and a lease while its
- * call runs (DESIGN §7): a repeated key answers from the outcome, waits while the lease is live,
+ * call runs (docs/architecture/durability-and-fencing.md): a repeated key answers from the outcome, waits while the lease is live,
  * and after an expired lease runs again only for a tool declared idempotent. A key is bound to
- * the tool and arguments it was first used with (DESIGN §16).
+ * the tool and arguments it was first used with (docs/reference/bounds.md).
  */
 export class OutcomeStore {
   constructor(

@@ -1,10 +1,10 @@
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
 
-/** Pages of `tools/list` read from one server at most (DESIGN §16). */
+/** Pages of `tools/list` read from one server at most (docs/reference/bounds.md). */
 export const MAX_TOOL_PAGES = 100;
 
-/** Tools one MCP server may list (MESH_MCP_MAX_TOOLS, DESIGN §16). */
+/** Tools one MCP server may list (MESH_MCP_MAX_TOOLS, docs/reference/bounds.md). */
 export const DEFAULT_MCP_MAX_TOOLS = 1000;
 
 /** A server's tool list the tool-host refuses: a config problem, not a connection to retry. */

@@ -2,7 +2,7 @@ import { MeshError } from '@agentmesh/shared';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 
 /**
- * The tool result of an MCP `tools/call` answer (DESIGN §14): its `structuredContent` when present,
+ * The tool result of an MCP `tools/call` answer (docs/guides/mcp.md): its `structuredContent` when present,
  * else its text contents joined by newlines (a text resource counts as text; images, audio and
  * links are dropped). `isError` makes it a failed call (`tool_failed`) with that text as the reason.
  */

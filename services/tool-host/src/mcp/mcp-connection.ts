@@ -50,7 +50,7 @@ interface RestartWait {
 }
 
 /**
- * One mounted MCP server (DESIGN §14) through the SDK's Client: connected at start, a dead stdio
+ * One mounted MCP server (docs/guides/mcp.md) through the SDK's Client: connected at start, a dead stdio
  * server restarted and a dropped HTTP one reconnected with backoff (HTTP servers are pinged, since
  * only a failed request shows they are gone). A call that comes while a stdio server is being
  * restarted waits for it, within the call's timeout: it fails once the next attempt could no

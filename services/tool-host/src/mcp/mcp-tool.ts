@@ -12,7 +12,7 @@ import type { McpConnection } from './mcp-connection.js';
 /** The tool-host's default time limit of a call, as run-tool applies it. */
 
 /**
- * One tool an MCP server advertises, served like a native one (DESIGN §14): named with the entry's
+ * One tool an MCP server advertises, served like a native one (docs/guides/mcp.md): named with the entry's
  * prefix, its description, input and (when declared) output schema; `idempotent` from the entry,
  * else the tool's `idempotentHint`. Running it calls the server through `connection`.
  */

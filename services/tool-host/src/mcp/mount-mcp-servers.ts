@@ -34,7 +34,7 @@ export async function mountMcpServers(
   taken: Iterable<string>,
   log: Logger,
   timing: McpTiming = MCP_TIMING,
-  /** Tools one server may list (MESH_MCP_MAX_TOOLS, DESIGN §16). */
+  /** Tools one server may list (MESH_MCP_MAX_TOOLS, docs/reference/bounds.md). */
   maxTools = DEFAULT_MCP_MAX_TOOLS,
 ): Promise<MountedMcpServers> {
   const mounts = config.tools.flatMap((entry, i) =>

@@ -26,7 +26,7 @@ export interface ToolRoutesOptions {
 }
 
 const BUSY_POLL_MS = 100;
-/** The longest Idempotency-Key accepted (DESIGN §16). */
+/** The longest Idempotency-Key accepted (docs/reference/bounds.md). */
 const MAX_KEY_BYTES = 512;
 /** Bodies up to this size get every schema problem listed; bigger ones stop at the first. */
 const FULL_REPORT_BYTES = 64 * 1024;

@@ -41,7 +41,7 @@ export interface GoneRunnerWatchOptions {
  * active jobs go through BullMQ's own stalled check at once, and it leaves the runner sets.
  *
  * A lost host or network closes no socket that Redis sees; for those the locks stay the bound.
- * Reclaiming a live runner's job is safe (fencing, DESIGN §7) but wasteful; the grace, the
+ * Reclaiming a live runner's job is safe (fencing, docs/architecture/durability-and-fencing.md) but wasteful; the grace, the
  * settling time after a reconnect and a name on every connection keep it from happening. Not on a
  * Redis Cluster (CLIENT LIST is per node), nor where CLIENT LIST or CLIENT SETNAME is refused (an
  * ACL, a proxy): there the locks alone recover jobs, and the watch says so once.

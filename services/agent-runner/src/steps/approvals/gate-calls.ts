@@ -9,7 +9,7 @@ type Runnable = Extract<PlannedCall, { args: Record<string, unknown> }>;
 const callableOf = (c: Runnable) => (c.kind === 'subagent' ? `${SUBAGENT_PREFIX}${c.name}` : c.name);
 
 /**
- * Sorts a turn's calls by approval (DESIGN §13): a call of a callable that needs approval is asked
+ * Sorts a turn's calls by approval (docs/guides/approvals-and-budgets.md): a call of a callable that needs approval is asked
  * for (recorded `awaiting_approval`) the first time; it runs once approved (or when a crash left
  * it started after that). Returns the calls that may run now, and whether some still wait.
  */

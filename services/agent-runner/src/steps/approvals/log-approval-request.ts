@@ -2,7 +2,7 @@ import type { Activation } from '../../store/activation-store.js';
 import type { RunnerContext } from '../runner-context.js';
 
 /**
- * The line a new approval request gets at info (DESIGN §13): who asks, for which call. npm start
+ * The line a new approval request gets at info (docs/guides/approvals-and-budgets.md): who asks, for which call. npm start
  * turns it into the curl that decides it (scripts/approval-notice.ts).
  */
 export function logApprovalRequest(

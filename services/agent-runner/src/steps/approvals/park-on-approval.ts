@@ -3,7 +3,7 @@ import type { Activation } from '../../store/activation-store.js';
 import type { RunnerContext } from '../runner-context.js';
 
 /**
- * Parks an invocation on its pending approvals (DESIGN §13) holding no worker slot: `waiting` is
+ * Parks an invocation on its pending approvals (docs/guides/approvals-and-budgets.md) holding no worker slot: `waiting` is
  * recorded with the job to wake, then the job is delayed until the deadline (so the deadline fires
  * on its own) and the slot released (DelayedError). Whoever decides (or cancels) promotes the job,
  * and any runner resumes it; a decision that landed before the job was delayed is caught by

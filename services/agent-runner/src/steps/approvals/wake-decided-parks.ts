@@ -6,7 +6,7 @@ import { inInvocationTrace } from '../../tracing.js';
 const SWEEP_LIMIT = 1000;
 
 /**
- * The watchdog's part for approvals (DESIGN §13): a job parked on approvals (delayed until its
+ * The watchdog's part for approvals (docs/guides/approvals-and-budgets.md): a job parked on approvals (delayed until its
  * deadline) whose invocation no longer waits — every approval decided, or cancelled — is
  * promoted. The gateway wakes it right after deciding or cancelling; this catches a gateway that
  * died in between, and a tree failed by its budget (the runner that failed it wakes no parked node).

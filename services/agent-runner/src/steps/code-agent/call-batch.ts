@@ -2,7 +2,7 @@ import { type CodedError, codedError } from '@agentmesh/shared';
 import type { RunnerLimits } from '../runner-context.js';
 
 /**
- * The per-turn limits of a code agent (DESIGN §7, §16). A code agent's "turn" is the calls it
+ * The per-turn limits of a code agent (docs/architecture/durability-and-fencing.md, docs/reference/bounds.md). A code agent's "turn" is the calls it
  * starts together: every `ctx.subagent` and `ctx.step` made before the result of any call reached
  * its code (`Promise.all([...])` starts them together; `await`ing each in a loop does not). A call
  * is counted synchronously when the code makes it, recorded ones included, so a replay counts the

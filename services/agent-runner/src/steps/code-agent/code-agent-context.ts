@@ -38,7 +38,7 @@ export function agentContext(
   };
 }
 
-/** `ctx.session` of a root invocation of a session (DESIGN §12): frozen, messages included. */
+/** `ctx.session` of a root invocation of a session (docs/guides/sessions.md): frozen, messages included. */
 function sessionContext(invocation?: Pick<InvocationState, 'session' | 'history'>): {
   session?: SessionContext;
 } {

@@ -31,14 +31,14 @@ const MAX_TIMER_MS = 2 ** 31 - 1;
  * the code makes them; a recorded one is answered from its record, a new one is recorded. The run
  * is `blocked` when nothing of ours is in flight and it waits on children that have not finished:
  * every call started together (Promise.all) has been submitted by then. Limits apply as to a
- * ReAct agent (DESIGN §7): the deadline ends the run (`failed`), a delegation past the depth limit
+ * ReAct agent (docs/architecture/durability-and-fencing.md): the deadline ends the run (`failed`), a delegation past the depth limit
  * or a call past the per-turn limits is refused as data (recorded, so replays agree).
  */
 export class CodeAgentReplay {
   private seq = 0;
   private busy = 0;
   private pending = 0;
-  /** Of `pending`: the children submitted, and the approvals asked for (DESIGN §13). */
+  /** Of `pending`: the children submitted, and the approvals asked for (docs/guides/approvals-and-budgets.md). */
   children = 0;
   approvals = 0;
   private settled = false;
@@ -184,7 +184,7 @@ export class CodeAgentReplay {
   }
 
   /**
-   * `ctx.approval(name, payload)` (DESIGN §13): asks a human once (recorded like any durable call,
+   * `ctx.approval(name, payload)` (docs/guides/approvals-and-budgets.md): asks a human once (recorded like any durable call,
    * `approval:<name>`), and the run blocks until a decision; a replay answers it from the record.
    */
   async approval(name: string, payload: unknown): Promise<ApprovalDecision> {

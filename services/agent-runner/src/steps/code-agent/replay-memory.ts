@@ -4,7 +4,7 @@ import { type AgentMemory, normalizeResult } from '@agentmesh/shared';
 export type MemoryWrites = [key: string, valueJson: string][];
 
 /**
- * A code agent's `ctx.memory` during one replay (DESIGN §7). Writes are buffered until the next
+ * A code agent's `ctx.memory` during one replay (docs/architecture/durability-and-fencing.md). Writes are buffered until the next
  * durable record commits them (`take`), and each record keeps the writes committed with it
  * (`CallRecord.memory`).
  *

@@ -40,7 +40,7 @@ export async function runCodeAgent(run: AgentRun, def: LoadedCodeAgent): Promise
       return finishFailed(ctx, activation, codedError('agent_failed', (e as Error)?.message ?? String(e)));
     }
     // Blocked on children: park, unless they all finished meanwhile (then replay at once); then
-    // on approvals (DESIGN §13) until decided.
+    // on approvals (docs/guides/approvals-and-budgets.md) until decided.
     if (replay.children > 0 || replay.approvals === 0) await parkOnChildren(ctx, activation, job, token);
     if (replay.approvals > 0) await parkOnApproval(ctx, activation, job, token);
   }

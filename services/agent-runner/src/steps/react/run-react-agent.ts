@@ -36,7 +36,7 @@ export async function runReactAgent(run: AgentRun): Promise<void> {
       if (error) return finishFailed(ctx, activation, error);
       continue;
     }
-    // Calls that need approval wait for it; the turn's other calls run (DESIGN §13).
+    // Calls that need approval wait for it; the turn's other calls run (docs/guides/approvals-and-budgets.md).
     const { ready: runnable, waiting } = await gateCalls(
       ctx,
       agent,

@@ -1,0 +1,57 @@
+// A clone explains itself (issue 30): no file cites a document outside the repo, every docs path a
+// file cites exists, the README fits on a screen, and every page of docs/ is reachable from it.
+import { execFileSync } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import { dirname, join, normalize } from 'node:path';
+import t from 'tap';
+
+const root = new URL('../', import.meta.url).pathname;
+const tracked = execFileSync('git', ['ls-files', '-z'], { cwd: root, encoding: 'utf8' })
+  .split('\0')
+  .filter(
+    (f) =>
+      f &&
+      existsSync(join(root, f)) &&
+      /\.(ts|tsx|mts|mjs|js|md|ya?ml|lua|json|css|html)$|Dockerfile$/.test(f),
+  );
+// `.ci/run` runs the outside contract check when it is there: that is a check of the contract, not
+// documentation the project relies on; this file names the patterns it looks for.
+const own = tracked.filter((f) => f !== '.ci/run' && f !== 'test/docs-self-contained.test.ts');
+const text = (f: string) => readFileSync(join(root, f), 'utf8');
+
+t.test('no file cites a design document outside the repo', async (t) => {
+  const outside = /DESIGN(\.md|\s*§|\s+\d)|\.\.\/shared\//;
+  const found = own.filter((f) => outside.test(text(f)));
+  t.strictSame(found, [], 'files that cite DESIGN or ../shared');
+});
+
+t.test('every docs path a file cites exists', async (t) => {
+  const missing = new Set<string>();
+  for (const f of own) {
+    for (const [path] of text(f).matchAll(/\bdocs\/[\w./-]+\.md\b/g)) {
+      if (!existsSync(join(root, path))) missing.add(`${f}: ${path}`);
+    }
+  }
+  t.strictSame([...missing], []);
+});
+
+t.test('the README fits on a screen and reaches every page of docs/', async (t) => {
+  const readme = text('README.md');
+  t.ok(readme.split('\n').length <= 200, `README.md has ${readme.split('\n').length} lines`);
+  const pages = tracked.filter((f) => f.startsWith('docs/') && f.endsWith('.md'));
+  const seen = new Set<string>();
+  const visit = (file: string) => {
+    if (seen.has(file) || !existsSync(join(root, file))) return;
+    seen.add(file);
+    for (const [, link] of text(file).matchAll(/\]\(([^)#\s]+\.md)(?:#[^)]*)?\)/g)) {
+      if (/^[a-z]+:/.test(link!)) continue;
+      visit(normalize(join(dirname(file), link!)));
+    }
+  };
+  visit('README.md');
+  t.strictSame(
+    pages.filter((p) => !seen.has(p)),
+    [],
+    'pages no link path from the README reaches',
+  );
+});
