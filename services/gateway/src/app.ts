@@ -296,6 +296,8 @@ export async function buildGateway(opts: GatewayOptions): Promise<Gateway> {
   await app.register(a2aRoutes, {
     mesh,
     slots: streamSlots,
+    streams: treeStreams,
+    watches,
     invocations,
     hub,
     keys,
