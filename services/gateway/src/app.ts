@@ -292,6 +292,8 @@ export async function buildGateway(opts: GatewayOptions): Promise<Gateway> {
     keys,
     waitSeconds: opts.mcpWaitSeconds ?? 300,
     defaultTimeoutSeconds: opts.defaultTimeoutSeconds,
+    streams: treeStreams,
+    watches,
   });
   await app.register(a2aRoutes, {
     mesh,
