@@ -32,7 +32,7 @@ import { Waiters } from './invocations/waiters.js';
 import { mcpRoutes } from './mcp/mcp-route.js';
 import { MeshState } from './mesh-state.js';
 import { openAiRoutes } from './openai/openai-route.js';
-import { hubTreeSource } from './openai/tree-source.js';
+import { treeStreamSource } from './openai/tree-source.js';
 import { agentRoutes } from './routes/agents.js';
 import { approvalRoutes } from './routes/approvals.js';
 import { callRoutes } from './routes/calls.js';
@@ -314,7 +314,7 @@ export async function buildGateway(opts: GatewayOptions): Promise<Gateway> {
     redis,
     keys,
     slots: streamSlots,
-    source: hubTreeSource({ redis, keys, hub }),
+    source: treeStreamSource(treeStreams),
     defaultTimeoutSeconds: opts.defaultTimeoutSeconds,
     ...(opts.heartbeatMs === undefined ? {} : { heartbeatMs: opts.heartbeatMs }),
   });
