@@ -252,9 +252,13 @@ export async function buildGateway(opts: GatewayOptions): Promise<Gateway> {
   });
   // The end of every response still streaming a tree: the gateway ends them when it closes.
   const streaming = new Set<() => void>();
-  app.addHook('onClose', async () => {
+  // Ended in `preClose`: fastify runs `onClose` only after its open connections end, so an open
+  // stream would hold the gateway's closing until its invocation ends.
+  app.addHook('preClose', async () => {
     for (const end of [...streaming]) end();
     treeStreams.closeAll();
+  });
+  app.addHook('onClose', async () => {
     watches.close();
   });
   const serve = {
