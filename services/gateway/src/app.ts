@@ -31,7 +31,7 @@ import { Waiters } from './invocations/waiters.js';
 import { mcpRoutes } from './mcp/mcp-route.js';
 import { MeshState } from './mesh-state.js';
 import { openAiRoutes } from './openai/openai-route.js';
-import { hubTreeSource } from './openai/tree-source.js';
+import { treeStreamSource } from './openai/tree-source.js';
 import { agentRoutes } from './routes/agents.js';
 import { approvalRoutes } from './routes/approvals.js';
 import { callRoutes } from './routes/calls.js';
@@ -255,9 +255,13 @@ export async function buildGateway(opts: GatewayOptions): Promise<Gateway> {
   });
   // The end of every response still streaming a tree: the gateway ends them when it closes.
   const streaming = new Set<() => void>();
-  app.addHook('onClose', async () => {
+  // Ended in `preClose`: fastify runs `onClose` only after its open connections end, so an open
+  // stream would hold the gateway's closing until its invocation ends.
+  app.addHook('preClose', async () => {
     for (const end of [...streaming]) end();
     treeStreams.closeAll();
+  });
+  app.addHook('onClose', async () => {
     watches.close();
   });
   const serve = {
@@ -295,10 +299,14 @@ export async function buildGateway(opts: GatewayOptions): Promise<Gateway> {
     keys,
     waitSeconds: opts.mcpWaitSeconds ?? 300,
     defaultTimeoutSeconds: opts.defaultTimeoutSeconds,
+    streams: treeStreams,
+    watches,
   });
   await app.register(a2aRoutes, {
     mesh,
     slots: streamSlots,
+    streams: treeStreams,
+    watches,
     invocations,
     hub,
     keys,
@@ -313,7 +321,7 @@ export async function buildGateway(opts: GatewayOptions): Promise<Gateway> {
     redis,
     keys,
     slots: streamSlots,
-    source: hubTreeSource({ redis, keys, hub }),
+    source: treeStreamSource(treeStreams),
     defaultTimeoutSeconds: opts.defaultTimeoutSeconds,
     ...(opts.heartbeatMs === undefined ? {} : { heartbeatMs: opts.heartbeatMs }),
   });

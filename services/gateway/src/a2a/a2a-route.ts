@@ -9,6 +9,8 @@ import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import { type Caller, NOBODY } from '../auth/caller.js';
 import type { EventHub } from '../events/event-hub.js';
 import type { StreamSlots } from '../events/stream-slots.js';
+import type { TreeStreams } from '../events/tree-streams.js';
+import type { WatchKeeper } from '../events/watch-keeper.js';
 import type { InvocationService } from '../invocations/invocation-service.js';
 import type { MeshState } from '../mesh-state.js';
 import { nameList } from '../setup/name-list.js';
@@ -27,6 +29,9 @@ export interface A2aRoutesOptions {
   keys: KeyLayout;
   /** The gateway's open streams: a streaming answer takes one, as an event stream does. */
   slots: StreamSlots;
+  /** A streaming answer follows the root's text through these (docs/guides/streaming.md#a2a). */
+  streams: TreeStreams;
+  watches: WatchKeeper;
   /** MESH_API_KEYS is set: the card declares the bearer scheme. */
   auth: boolean;
   /** The base URL clients reach the gateway at (MESH_PUBLIC_URL); else the request's own origin. */
@@ -83,6 +88,8 @@ export const a2aRoutes: FastifyPluginAsync<A2aRoutesOptions> = async (app, opts)
       defaultTimeoutSeconds: opts.defaultTimeoutSeconds,
       traceparent,
       signal: ended.signal,
+      streams: opts.streams,
+      watches: opts.watches,
     });
     const handler = new MeshRequestHandler(
       agent,

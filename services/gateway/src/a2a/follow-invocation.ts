@@ -11,14 +11,22 @@ export interface FollowDeps {
   keys: KeyLayout;
 }
 
+/** The root's answer streamed as artifact chunks by someone else (a streaming answer's AnswerChunks). */
+export interface StreamedAnswer {
+  /** Settles once every chunk before the end was published (the tree's stream ended or closed). */
+  settled: Promise<void>;
+  /** The last chunk, completing the artifact to the output (none unless the invocation succeeded). */
+  last(view: InvocationView): ReturnType<typeof AgentEvent.artifactUpdate> | undefined;
+}
+
 // A re-read even without news, in case the hub missed an append (Redis reconnecting).
 const SAFETY_POLL_MS = 5000;
 
 /**
  * Publishes an invocation's progress on an A2A event bus until it ends or `signal` aborts: a status
  * update at every change of task state, read again each time its tree's event stream grows (the
- * gateway's event hub), and at the end the artifact before the terminal status. The bus is
- * finished at the end.
+ * gateway's event hub), and at the end the artifact before the terminal status — with `answer`,
+ * once its chunks are out, its last chunk instead. The bus is finished at the end.
  */
 export async function followInvocation(
   deps: FollowDeps,
@@ -26,6 +34,7 @@ export async function followInvocation(
   bus: ExecutionEventBus,
   signal: AbortSignal,
   contextId = id,
+  answer?: StreamedAnswer,
 ): Promise<InvocationView | undefined> {
   let dirty = true;
   let wake: (() => void) | undefined;
@@ -44,7 +53,12 @@ export async function followInvocation(
       const state = stateOf(view.status, view.pendingApprovals.length > 0);
       if (state !== last) {
         last = state;
-        const artifact = artifactOf(view);
+        if (answer && isTerminal(view.status)) {
+          await answer.settled;
+          const update = answer.last(view);
+          if (update) bus.publish(update);
+        }
+        const artifact = answer ? undefined : artifactOf(view);
         if (artifact)
           bus.publish(
             AgentEvent.artifactUpdate({

@@ -1,8 +1,12 @@
 import { AgentEvent, type ExecutionEventBus, type RequestContext } from '@a2a-js/sdk/server';
-import type { AgentPlan } from '@agentmesh/shared';
+import type { AgentPlan, InvocationView } from '@agentmesh/shared';
 import type { Caller } from '../auth/caller.js';
+import { STREAM_START } from '../events/tree-position.js';
+import type { TreeStreams } from '../events/tree-streams.js';
+import type { WatchKeeper } from '../events/watch-keeper.js';
 import type { InvocationService } from '../invocations/invocation-service.js';
-import { type FollowDeps, followInvocation } from './follow-invocation.js';
+import { AnswerChunks, publishChunks } from './answer-chunks.js';
+import { type FollowDeps, followInvocation, type StreamedAnswer } from './follow-invocation.js';
 import { inputOf } from './input-of.js';
 import type { SessionAwareExecutor } from './mesh-request-handler.js';
 import { messageIdempotencyKey } from './message-idempotency-key.js';
@@ -17,6 +21,10 @@ export interface ExecutorDeps extends FollowDeps {
   traceparent: string | undefined;
   /** Aborted when the request ends: following stops, the invocation goes on. */
   signal: AbortSignal;
+  /** A streaming answer reads the root's text from the tree's delta events. */
+  streams: TreeStreams;
+  /** Watches a tree from before it starts, so its first model call's text is published too. */
+  watches: WatchKeeper;
 }
 
 /**
@@ -28,6 +36,8 @@ export interface ExecutorDeps extends FollowDeps {
 export class InvocationExecutor implements SessionAwareExecutor {
   /** Set by the request handler from the message as the client sent it (MeshRequestHandler). */
   session: string | undefined;
+  /** Set by the request handler for SendStreamingMessage: the root's answer is streamed in chunks. */
+  streaming = false;
 
   constructor(private readonly deps: ExecutorDeps) {}
 
@@ -38,17 +48,57 @@ export class InvocationExecutor implements SessionAwareExecutor {
     // Not ctx.userMessage's: the SDK makes one up for a message that has none (a UUID that would
     // pass as a session id), and such a message continues no session.
     const session = this.session;
-    const view = await d.invocations.start(d.agent, input, {
-      timeoutMs: d.defaultTimeoutSeconds * 1000,
-      waitMs: 0,
-      owner: d.caller.owner,
-      traceparent: d.traceparent,
-      idempotencyKey: messageIdempotencyKey(ctx.userMessage),
-      session: session === undefined ? undefined : { id: session, multitask: 'enqueue' },
-    });
-    bus.publish(AgentEvent.task(taskOf(view, session)));
-    await followInvocation(d, view.id, bus, d.signal, session);
+    // Streaming: the tree is watched before the invocation exists, so its first deltas are published.
+    let unwatch: (() => void) | undefined;
+    let fresh = false;
+    try {
+      const view = await d.invocations.start(d.agent, input, {
+        timeoutMs: d.defaultTimeoutSeconds * 1000,
+        waitMs: 0,
+        owner: d.caller.owner,
+        traceparent: d.traceparent,
+        idempotencyKey: messageIdempotencyKey(ctx.userMessage),
+        session: session === undefined ? undefined : { id: session, multitask: 'enqueue' },
+        beforeLaunch: this.streaming
+          ? async (id, isFresh) => {
+              fresh = isFresh;
+              unwatch = await d.watches.hold(id);
+            }
+          : undefined,
+      });
+      bus.publish(AgentEvent.task(taskOf(view, session)));
+      const answer = this.streaming
+        ? await this.streamAnswer(view, session ?? view.id, fresh, bus)
+        : undefined;
+      unwatch?.(); // the tree's stream holds the watch from here
+      unwatch = undefined;
+      await followInvocation(d, view.id, bus, d.signal, session, answer);
+    } finally {
+      unwatch?.();
+    }
   };
+
+  /**
+   * Opens the tree's stream with deltas (from their start for a new invocation, from now for a
+   * repeated message's) and publishes the root's answer in chunks from it until it ends.
+   */
+  private async streamAnswer(
+    view: InvocationView,
+    contextId: string,
+    fresh: boolean,
+    bus: ExecutionEventBus,
+  ): Promise<StreamedAnswer> {
+    const d = this.deps;
+    const stream = await d.streams.open({
+      id: view.id,
+      deltas: true,
+      from: { events: STREAM_START, deltas: fresh ? STREAM_START : undefined },
+    });
+    d.signal.addEventListener('abort', () => stream.close(), { once: true });
+    if (d.signal.aborted) stream.close();
+    const chunks = new AnswerChunks(view, contextId);
+    return { settled: publishChunks(stream, chunks, bus), last: (v) => chunks.last(v) };
+  }
 
   cancelTask = async (taskId: string): Promise<void> => {
     await this.deps.invocations.cancel(taskId, this.deps.caller);

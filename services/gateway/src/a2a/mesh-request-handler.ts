@@ -14,6 +14,8 @@ import { sessionOfContext } from './session-of-context.js';
 export interface SessionAwareExecutor extends AgentExecutor {
   /** The session the message continues: its `contextId` as the client sent it (docs/guides/a2a-and-remote-agents.md, docs/guides/sessions.md). */
   session: string | undefined;
+  /** The request is SendStreamingMessage: the root's answer goes out in chunks as it is written. */
+  streaming: boolean;
 }
 
 /**
@@ -46,7 +48,9 @@ export class MeshRequestHandler extends DefaultRequestHandler {
     params: SendMessageRequest,
     context: ServerCallContext,
   ): AsyncGenerator<StreamResponse, void, undefined> {
-    yield* super.sendMessageStream(this.admit(params), context);
+    const admitted = this.admit(params);
+    this.executor.streaming = true;
+    yield* super.sendMessageStream(admitted, context);
   }
 
   /** Checks a message and notes its session; answers it without references to other tasks. */

@@ -37,6 +37,11 @@ export function artifactOf(view: InvocationView): Artifact | undefined {
           part({ $case: 'text', value: JSON.stringify(out ?? null) }),
           part({ $case: 'data', value: out ?? null }),
         ];
+  return outputArtifact(view, parts);
+}
+
+/** The task's `output` artifact with these parts (one artifact id per task: chunks of it replace or extend it). */
+export function outputArtifact(view: Pick<InvocationView, 'id' | 'agent'>, parts: Part[]): Artifact {
   return {
     artifactId: `${view.id}-output`,
     name: 'output',
@@ -46,6 +51,9 @@ export function artifactOf(view: InvocationView): Artifact | undefined {
     extensions: [],
   };
 }
+
+/** A text part. */
+export const textPart = (value: string): Part => part({ $case: 'text', value });
 
 /** An invocation as an A2A task: its id is the invocation id, a failure's reason in the status message. */
 export function taskOf(view: InvocationView, contextId: string = view.id): Task {

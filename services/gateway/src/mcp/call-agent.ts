@@ -1,9 +1,13 @@
 import { compileSchema, describeValidation, MeshError } from '@agentmesh/shared';
 import { type CallToolResult, ErrorCode } from '@modelcontextprotocol/sdk/types.js';
 import type { Caller } from '../auth/caller.js';
+import { STREAM_START } from '../events/tree-position.js';
+import type { TreeStreams } from '../events/tree-streams.js';
+import type { WatchKeeper } from '../events/watch-keeper.js';
 import type { InvocationService } from '../invocations/invocation-service.js';
 import type { MeshState } from '../mesh-state.js';
 import { nameList } from '../setup/name-list.js';
+import { type SendProgress, sendProgress } from './call-progress.js';
 import type { McpCalls } from './mcp-calls.js';
 import { RpcError } from './rpc-error.js';
 import { toolResult } from './tool-result.js';
@@ -18,6 +22,9 @@ export interface CallAgentDeps {
   waitSeconds: number;
   /** The invocation's deadline (MESH_DEFAULT_TIMEOUT_SECONDS). */
   defaultTimeoutSeconds: number;
+  /** A call with a progress token follows the root's text through these (docs/guides/streaming.md#mcp). */
+  streams: TreeStreams;
+  watches: WatchKeeper;
 }
 
 /** One tools/call as the route received it. */
@@ -32,6 +39,8 @@ export interface AgentCall {
   traceparent: string | undefined;
   /** Ends the HTTP answer without a response, as a cancelled request gets none (MCP cancellation). */
   abandon(): void;
+  /** Set when the request carries `_meta.progressToken`: sends a progress notification. */
+  progress?: SendProgress | undefined;
 }
 
 /**
@@ -73,19 +82,31 @@ export async function callAgent(deps: CallAgentDeps, call: AgentCall): Promise<C
   });
   const onGone = () => wait.abort();
   call.signal.addEventListener('abort', onGone, { once: true });
+  // With progress, the tree is watched before the invocation exists (its first deltas are
+  // published), and its stream is the wait: it ends after the root's terminal status.
+  let unwatch: (() => void) | undefined;
   try {
-    const view = await deps.invocations
+    let view = await deps.invocations
       .start(agent, input, {
         timeoutMs: deps.defaultTimeoutSeconds * 1000,
-        waitMs: deps.waitSeconds * 1000,
+        waitMs: call.progress ? 0 : deps.waitSeconds * 1000,
         signal: wait.signal,
         owner: call.caller.owner,
         traceparent: call.traceparent,
+        beforeLaunch: call.progress
+          ? async (id) => {
+              unwatch = await deps.watches.hold(id);
+            }
+          : undefined,
       })
       .catch((e: unknown) => {
         if (e instanceof MeshError) throw new RpcError(ErrorCode.InternalError, `${e.code}: ${e.message}`);
         throw e;
       });
+    if (call.progress) {
+      await waitWithProgress(deps, view.id, call.progress, wait.signal);
+      view = (await deps.invocations.view(view.id)) ?? view;
+    }
     untrack();
     if (cancelled) {
       await deps.invocations.cancel(view.id, call.caller);
@@ -93,7 +114,35 @@ export async function callAgent(deps: CallAgentDeps, call: AgentCall): Promise<C
     }
     return toolResult(view, deps.waitSeconds);
   } finally {
+    unwatch?.();
     untrack();
     call.signal.removeEventListener('abort', onGone);
+  }
+}
+
+/**
+ * Waits for the invocation as the tree's stream with deltas tells it, at most `waitSeconds`, or
+ * until `signal` aborts, sending the root's text so far as progress (sendProgress).
+ */
+async function waitWithProgress(
+  deps: CallAgentDeps,
+  id: string,
+  progress: SendProgress,
+  signal: AbortSignal,
+): Promise<void> {
+  const stream = await deps.streams.open({
+    id,
+    deltas: true,
+    from: { events: STREAM_START, deltas: STREAM_START },
+  });
+  const stop = () => stream.close();
+  const timer = setTimeout(stop, deps.waitSeconds * 1000);
+  signal.addEventListener('abort', stop, { once: true });
+  if (signal.aborted) stop();
+  try {
+    await sendProgress(stream, id, progress);
+  } finally {
+    clearTimeout(timer);
+    signal.removeEventListener('abort', stop);
   }
 }

@@ -2,6 +2,8 @@ import { randomBytes } from 'node:crypto';
 import { type KeyLayout, MeshError, type MeshRedis } from '@agentmesh/shared';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import type { FastifyPluginAsync } from 'fastify';
+import type { TreeStreams } from '../events/tree-streams.js';
+import type { WatchKeeper } from '../events/watch-keeper.js';
 import type { InvocationService } from '../invocations/invocation-service.js';
 import type { MeshState } from '../mesh-state.js';
 import { McpCalls } from './mcp-calls.js';
@@ -20,6 +22,9 @@ export interface McpRoutesOptions {
   /** How long a tools/call waits for the agent (MESH_MCP_WAIT_SECONDS, default 300). */
   waitSeconds: number;
   defaultTimeoutSeconds: number;
+  /** A tools/call with a progress token follows the root's text through these. */
+  streams: TreeStreams;
+  watches: WatchKeeper;
 }
 
 /**
@@ -61,6 +66,8 @@ export const mcpRoutes: FastifyPluginAsync<McpRoutesOptions> = async (app, opts)
     calls,
     waitSeconds: opts.waitSeconds,
     defaultTimeoutSeconds: opts.defaultTimeoutSeconds,
+    streams: opts.streams,
+    watches: opts.watches,
   };
 
   app.post(

@@ -47,8 +47,19 @@ export function mcpServer(deps: CallAgentDeps, ctx: McpRequestContext): Server {
       );
     return { tools: agentTools(plan, caller) };
   });
-  server.setRequestHandler(CallToolRequestSchema, (request, extra) =>
-    callAgent(deps, {
+  server.setRequestHandler(CallToolRequestSchema, (request, extra) => {
+    // docs/guides/streaming.md#mcp: progress counts the notifications, the message is the text so far.
+    const token = request.params._meta?.progressToken;
+    let count = 0;
+    const progress =
+      token === undefined
+        ? undefined
+        : (message: string) =>
+            extra.sendNotification({
+              method: 'notifications/progress',
+              params: { progressToken: token, progress: ++count, message },
+            });
+    return callAgent(deps, {
       caller,
       name: request.params.name,
       args: request.params.arguments,
@@ -56,8 +67,9 @@ export function mcpServer(deps: CallAgentDeps, ctx: McpRequestContext): Server {
       signal: extra.signal,
       traceparent: ctx.traceparent,
       abandon: ctx.abandon,
-    }),
-  );
+      progress,
+    });
+  });
   // Replaces the SDK's own handler, which only knows this request's server: the call it names
   // usually runs under another POST, maybe on another gateway.
   server.setNotificationHandler(CancelledNotificationSchema, async (n) => {

@@ -1,0 +1,116 @@
+// An MCP tools/call with a progress token gets notifications/progress carrying the root's text so
+// far before its result (issue 26, docs/guides/streaming.md#mcp): the MCP SDK's own client, through
+// the real gateway, runner and tool-host against the streaming fake model.
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { Progress } from '@modelcontextprotocol/sdk/types.js';
+import t, { type Test } from 'tap';
+import { type FakeScript, sseEvent } from './support/fake-model.js';
+import { startMesh } from './support/mesh.js';
+
+const ANSWER = 'one two three four five six';
+
+const agentsYaml = `
+  teller: {description: Tells slowly., instructions: "@agent teller"}
+  flaky: {description: Fails once mid-stream., instructions: "@agent flaky"}
+`;
+
+const piece = (delta: object) => ({
+  id: 'chatcmpl-flaky',
+  object: 'chat.completion.chunk',
+  created: 0,
+  model: 'fake',
+  choices: [{ index: 0, delta, finish_reason: null }],
+});
+
+const script: FakeScript = (r) => {
+  switch (r.agent) {
+    case 'teller':
+      // Pieces far enough apart that each is a delta of its own (MESH_DELTA_FLUSH_MS is 25).
+      return { final: ANSWER, chunks: 6, chunkDelayMs: 150 };
+    case 'flaky':
+      // The first attempt breaks off with an error mid-stream (retried like a 5xx); the retry's
+      // deltas start over with `reset: true`.
+      if (r.n === mesh.model.of('flaky')[0]?.n)
+        return {
+          sse: [
+            sseEvent(piece({ role: 'assistant', content: '' })),
+            sseEvent(piece({ content: 'draft' })),
+            sseEvent(piece({ content: ' more' })),
+            sseEvent({ error: { message: 'overloaded' } }),
+          ],
+          chunkDelayMs: 150,
+        };
+      return { final: 'hello world', chunks: 3, chunkDelayMs: 150 };
+    default:
+      return { final: 'ok' };
+  }
+};
+
+const mesh = await startMesh(t, { agentsYaml, script });
+await mesh.gateway.app.listen({ port: 0, host: '127.0.0.1' });
+const base = `http://127.0.0.1:${(mesh.gateway.app.server.address() as { port: number }).port}`;
+
+async function connect(t: Test): Promise<Client> {
+  const client = new Client({ name: 'mcp-progress-test', version: '1.0.0' });
+  await client.connect(new StreamableHTTPClientTransport(new URL(`${base}/mcp`)));
+  t.teardown(() => client.close());
+  return client;
+}
+
+const textOf = (result: Record<string, unknown>) =>
+  (result.content as { type: string; text: string }[]).map((c) => c.text).join('');
+
+t.test("progress carries the root's text so far, counted, before the result", async (t) => {
+  const client = await connect(t);
+  const seen: Progress[] = [];
+  let resultIn = false;
+  const lateProgress: Progress[] = [];
+  const result = await client.callTool({ name: 'teller', arguments: { prompt: 'tell me' } }, undefined, {
+    onprogress: (p) => (resultIn ? lateProgress : seen).push(p),
+  });
+  resultIn = true;
+  t.notOk(result.isError, 'the call succeeded');
+  t.equal(textOf(result), ANSWER);
+  t.ok(seen.length >= 3, `several notifications before the result (${seen.length})`);
+  t.strictSame(
+    seen.map((p) => p.progress),
+    seen.map((_, i) => i + 1),
+    'progress counts 1, 2, …',
+  );
+  t.ok(
+    seen.every((p) => p.total === undefined),
+    'no total',
+  );
+  t.ok(
+    seen.every((p, i) => i === 0 || p.message!.startsWith(seen[i - 1]!.message!)),
+    'each message is the text so far',
+  );
+  t.ok(seen.length < 8, 'at most one per delta (six pieces and the recorded text)');
+  t.equal(seen.at(-1)?.message, ANSWER, 'the last is the whole answer');
+  t.strictSame(lateProgress, [], 'nothing after the result');
+});
+
+t.test('after a reset the message is the new attempt’s text', async (t) => {
+  const client = await connect(t);
+  const seen: string[] = [];
+  const result = await client.callTool({ name: 'flaky', arguments: { prompt: 'go' } }, undefined, {
+    onprogress: (p) => seen.push(p.message ?? ''),
+  });
+  t.equal(textOf(result), 'hello world');
+  t.equal(mesh.model.of('flaky').length, 2, 'the call was sent again');
+  t.ok(seen.includes('draft more'), 'the first attempt was heard');
+  const after = seen.slice(seen.indexOf('draft more') + 1);
+  t.ok(after.length > 0, 'then the retry');
+  t.ok(
+    after.every((m) => !m.includes('draft')),
+    'without the first attempt’s text',
+  );
+  t.equal(seen.at(-1), 'hello world');
+});
+
+t.test('without a progress token the call answers as before', async (t) => {
+  const client = await connect(t);
+  const result = await client.callTool({ name: 'teller', arguments: { prompt: 'again' } });
+  t.equal(textOf(result), ANSWER);
+});
