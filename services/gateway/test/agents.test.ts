@@ -133,6 +133,7 @@ t.test(
       'query:budget',
       'query:multitask',
       'query:session',
+      'query:stream',
       'query:timeout',
       'query:wait',
     ]);
