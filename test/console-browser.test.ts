@@ -24,6 +24,7 @@ const AGENTS = `
     instructions: "@agent checker"
   buyer: {instructions: "@agent buyer", tools: [charge]}
   slow: {instructions: "@agent slow"}
+  writer: {instructions: "@agent writer"}
   fan: {instructions: "@agent fan", subagents: [branch]}
   branch: {description: One branch., instructions: "@agent branch", subagents: [leaf]}
   leaf: {description: One leaf., instructions: "@agent leaf"}
@@ -39,6 +40,7 @@ const AGENTS = `
       required: [topic]
 `;
 
+const WRITTEN = Array.from({ length: 40 }, (_, i) => `sentence ${i + 1} of the answer.`).join(' ');
 const userText = (r: SeenRequest) => r.messages.find((m) => m.role === 'user')?.content ?? '';
 
 function script(r: SeenRequest) {
@@ -88,6 +90,9 @@ function script(r: SeenRequest) {
       return { final: `leaf ${userText(r)}` };
     case 'slow':
       return { final: 'too late', latencyMs: 120_000 };
+    case 'writer':
+      // Streamed in 40 pieces 100 ms apart, after the page has had time to open the tree.
+      return { final: WRITTEN, latencyMs: 1500, chunks: 40, chunkDelayMs: 100 };
     default:
       return { final: `filed ${userText(r)}` };
   }
@@ -327,7 +332,7 @@ if (!hasChromium()) {
     );
     t.equal(streams[0], undefined, 'the first stream starts from the beginning');
     t.ok(
-      streams.slice(1).some((h) => h !== undefined && /^\d+-\d+$/.test(h)),
+      streams.slice(1).some((h) => h !== undefined && /^\d+-\d+_\d+-\d+$/.test(h)),
       `a reconnect resumed after the last event it had (${JSON.stringify(streams)})`,
     );
     const shown = await treeOf(via);
@@ -335,6 +340,36 @@ if (!hasChromium()) {
       shown.map((n) => [n.id, n.enclosing]).sort(),
       [...views.values()].map((v) => [v.id, v.parentId ?? null]).sort(),
       'the whole tree, nested',
+    );
+  });
+
+  t.test("a node's text grows while it runs and ends equal to its output", async (t) => {
+    const id = await start('writer', { prompt: 'write it' });
+    await open(id);
+    const text = node(id).locator(':scope > [data-role="output"]');
+    const seen: string[] = [];
+    await waitUntil(
+      async () => {
+        const status = await node(id).getAttribute('data-status');
+        const now = ((await text.textContent()) ?? '').trim();
+        if (status !== 'succeeded' && now && now !== seen.at(-1)) seen.push(now);
+        return status === 'succeeded';
+      },
+      60_000,
+      () => `the writer to succeed (texts seen: ${seen.length})`,
+    );
+    t.ok(seen.length >= 3, `the text changed ${seen.length} times while the node ran`);
+    t.ok(
+      seen.every((s, i) => i === 0 || s.startsWith(seen[i - 1]!)),
+      'each text the page showed while it ran continued the one before',
+    );
+    t.ok(seen[0]!.length < WRITTEN.length / 2, 'from a text well short of the whole answer');
+    const view = (await mesh.get(`/invocations/${id}`)).json;
+    t.equal(view.output, WRITTEN);
+    await waitUntil(
+      async () => ((await text.textContent()) ?? '').trim() === WRITTEN,
+      15_000,
+      () => 'the text to end equal to the output',
     );
   });
 
@@ -376,7 +411,7 @@ if (!hasChromium()) {
     const agent = page.locator('[data-role="agent"][data-agent="former"]');
     await agent.waitFor({ timeout: 30_000 });
     t.match(await agent.textContent(), /Files a report\./);
-    t.equal(await page.locator('[data-role="agent"]').count(), 9, 'every agent');
+    t.equal(await page.locator('[data-role="agent"]').count(), 10, 'every agent');
     const planner = await page.locator('[data-role="agent"][data-agent="planner"]').textContent();
     t.match(planner, /_subagent_researcher/, 'its callables');
     const form = agent.locator('[data-role="invoke-form"]');
