@@ -1,6 +1,13 @@
 import { DELTA_FLUSH_BYTES, type DeltaData, type EventSource, type ToolCallDelta } from '@agentmesh/shared';
 import type { ReplyDelta, ReplyListener } from '../model/chat-model.js';
-import type { DeltaOutlet } from './delta-outlet.js';
+import type { WatchCheck } from './watch-check.js';
+
+/** What a call's deltas need of the runner's outlet (DeltaOutlet): the watch, the flush delay, the write. */
+export interface DeltaSink {
+  readonly watch: WatchCheck;
+  readonly settings: { flushMs: number };
+  publish(who: EventSource & { rootId: string }, data: unknown, expire: boolean): Promise<void>;
+}
 
 /** How often, at most, a call's writes renew its tree's delta stream's TTL (its last write always does). */
 const EXPIRE_EVERY_MS = 1000;
@@ -24,7 +31,7 @@ export class CallDeltas implements ReplyListener {
   private closed = false;
 
   constructor(
-    private readonly outlet: DeltaOutlet,
+    private readonly outlet: DeltaSink,
     private readonly who: EventSource & { rootId: string },
     private readonly callId: string,
     private reset: boolean,
