@@ -17,6 +17,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Redis } from 'ioredis';
 import type { Test } from 'tap';
 import { type FakeModel, type FakeScript, startFakeModel } from './fake-model.js';
+import { injector } from './inject.js';
 import { withoutCoverage } from './npm-start.js';
 import { startRedisCluster, type TestRedisCluster } from './redis-cluster.js';
 import { freePort, startRedis, type TestRedis } from './redis-server.js';
@@ -223,24 +224,7 @@ export async function startMesh(t: Test, opts: MeshOptions): Promise<TestMesh> {
   });
   t.teardown(() => gateway.close());
   await gateway.app.ready();
-  const inject = async (
-    method: 'GET' | 'POST' | 'DELETE',
-    url: string,
-    payload?: unknown,
-    headers = opts.headers,
-  ) => {
-    const res = await gateway.app.inject({
-      method,
-      url,
-      ...(payload === undefined ? {} : { payload: payload as object }),
-      ...(headers ? { headers } : {}),
-    });
-    return {
-      status: res.statusCode,
-      json: res.body ? JSON.parse(res.body) : undefined,
-      headers: res.headers,
-    };
-  };
+  const inject = injector(gateway.app, opts.headers);
   return {
     redis,
     ...(cluster ? { cluster } : {}),

@@ -2,64 +2,26 @@
 // (docs/reference/rest-api.md): each agent's schemas and callables, and an OpenAPI operation per
 // agent; on a gateway without runners (test/gateway-agents.test.ts checks the model receives
 // exactly these callables).
+
+import {
+  PLANNER_AGENTS_YAML,
+  pathInput,
+  planner,
+  promptInput,
+  searchInput,
+} from '@agentmesh/test-support/planner-agents';
 import t from 'tap';
 import { startGateway } from './support/gateway.js';
 
-const pathInput = { type: 'object', properties: { path: { type: 'string' } }, required: ['path'] };
 const answerOutput = { type: 'object', properties: { answer: { type: 'string' } }, required: ['answer'] };
-const promptInput = {
-  type: 'object',
-  properties: { prompt: { type: 'string' } },
-  required: ['prompt'],
-  additionalProperties: false,
-};
-const searchInput = { type: 'object', properties: { q: { type: 'string' } }, required: ['q'] };
 
 const mesh = await startGateway(t, {
   tools: [
     { name: 'read_file', description: 'Reads a file.', input: pathInput },
     { name: 'search', description: 'Searches the web.', input: searchInput },
   ],
-  agentsYaml: `
-  planner:
-    description: Plans the work.
-    instructions: "@agent planner"
-    tools: [search, read_file]
-    subagents: [reader, helper]
-  reader:
-    description: Reads one file and answers.
-    instructions: "@agent reader"
-    tools: [read_file]
-    input: {type: object, properties: {path: {type: string}}, required: [path]}
-    output: {type: object, properties: {answer: {type: string}}, required: [answer]}
-  helper:
-    description: "   "
-    instructions: "@agent helper"
-`,
+  agentsYaml: PLANNER_AGENTS_YAML,
 });
-
-const planner = {
-  name: 'planner',
-  description: 'Plans the work.',
-  input: promptInput,
-  output: null,
-  tools: ['search', 'read_file'],
-  subagents: ['reader', 'helper'],
-  callables: [
-    { name: 'search', description: 'Searches the web.', parameters: searchInput },
-    { name: 'read_file', description: 'Reads a file.', parameters: pathInput },
-    {
-      name: '_subagent_reader',
-      description: 'Reads one file and answers. This is subagent.',
-      parameters: pathInput,
-    },
-    {
-      name: '_subagent_helper',
-      description: 'Delegate a standalone task to sub-agent helper This is subagent.',
-      parameters: promptInput,
-    },
-  ],
-};
 
 t.test('GET /agents/{name} describes one agent with its callables', async (t) => {
   const res = await mesh.get('/agents/planner');

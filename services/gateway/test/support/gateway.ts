@@ -15,6 +15,7 @@ import {
   queueName,
   type ToolInfo,
 } from '@agentmesh/shared';
+import { injector } from '@agentmesh/test-support/inject';
 import { startRedis, type TestRedis } from '@agentmesh/test-support/redis-server';
 import type { Redis } from 'ioredis';
 import type { Test } from 'tap';
@@ -93,24 +94,7 @@ export async function startGateway(t: Test, opts: TestGatewayOptions): Promise<T
   });
   t.teardown(() => gateway.close());
   await gateway.app.ready();
-  const inject = async (
-    method: 'GET' | 'POST' | 'DELETE',
-    url: string,
-    payload?: unknown,
-    headers = opts.headers,
-  ) => {
-    const res = await gateway.app.inject({
-      method,
-      url,
-      ...(payload === undefined ? {} : { payload: payload as object }),
-      ...(headers ? { headers } : {}),
-    });
-    return {
-      status: res.statusCode,
-      json: res.body ? JSON.parse(res.body) : undefined,
-      headers: res.headers,
-    };
-  };
+  const inject = injector(gateway.app, opts.headers);
   return {
     gateway,
     app: gateway.app,
