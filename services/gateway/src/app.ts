@@ -5,7 +5,6 @@ import {
   DEFAULT_MAX_FORK_BYTES,
   DEFAULT_MAX_FORK_RECORDS,
   DEFAULT_SESSION_TTL_SECONDS,
-  DEFAULT_STREAM_BUFFER_BYTES,
   ErrorBodySchema,
   isRedisCluster,
   keyLayout,
@@ -21,9 +20,7 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { pino } from 'pino';
 import { a2aRoutes } from './a2a/a2a-route.js';
 import { EventHub } from './events/event-hub.js';
-import { StreamSlots } from './events/stream-slots.js';
-import { TreeStreams } from './events/tree-streams.js';
-import { WatchKeeper } from './events/watch-keeper.js';
+import { installTreeStreaming } from './events/tree-streaming.js';
 import { ForkService } from './forks/fork-service.js';
 import { publishDefinitions } from './forks/publish-definitions.js';
 import { InvocationService } from './invocations/invocation-service.js';
@@ -240,41 +237,13 @@ export async function buildGateway(opts: GatewayOptions): Promise<Gateway> {
   await registerDocs(app, { auth: apiKeys !== undefined, publicUrl: opts.publicUrl });
   await registerConsole(app, { auth: apiKeys !== undefined, dir: opts.consoleDir });
   await app.register(healthRoutes, { redis, keys, mesh, registry });
-  // One count of open streams for every kind: event streams, invoke streams and A2A's streaming
-  // answers (docs/reference/bounds.md).
-  const streamSlots = new StreamSlots(opts.maxStreamsPerKey ?? 32, opts.maxStreams ?? 1024);
-  const heartbeatMs = opts.heartbeatMs ?? 15_000;
-  const watches = new WatchKeeper(redis, keys, opts.watchTtlMs, opts.watchRefreshMs);
-  const treeStreams = new TreeStreams({
-    redis,
-    keys,
-    reader: invocations,
-    hub,
-    watches,
-    idleMs: heartbeatMs,
-  });
-  // The end of every response still streaming a tree: the gateway ends them when it closes.
-  const streaming = new Set<() => void>();
-  // Ended in `preClose`: fastify runs `onClose` only after its open connections end, so an open
-  // stream would hold the gateway's closing until its invocation ends.
-  app.addHook('preClose', async () => {
-    for (const end of [...streaming]) end();
-    treeStreams.closeAll();
-  });
-  app.addHook('onClose', async () => {
-    watches.close();
-  });
-  const serve = {
-    bufferBytes: opts.streamBufferBytes ?? DEFAULT_STREAM_BUFFER_BYTES,
-    heartbeatMs,
-    slowClientMs: opts.slowClientMs,
-  };
+  const streaming = installTreeStreaming(app, { redis, keys, hub, reader: invocations }, opts);
   await app.register(agentRoutes, {
     mesh,
     invocations,
     defaultTimeoutSeconds: opts.defaultTimeoutSeconds,
     maxTimeoutSeconds,
-    stream: { streams: treeStreams, slots: streamSlots, watches, serve, open: streaming },
+    stream: streaming,
   });
   await app.register(invocationRoutes, { invocations, redis, keys });
   await app.register(callRoutes, { scripts: meshScripts(redis), keys, mesh });
@@ -299,14 +268,14 @@ export async function buildGateway(opts: GatewayOptions): Promise<Gateway> {
     keys,
     waitSeconds: opts.mcpWaitSeconds ?? 300,
     defaultTimeoutSeconds: opts.defaultTimeoutSeconds,
-    streams: treeStreams,
-    watches,
+    streams: streaming.streams,
+    watches: streaming.watches,
   });
   await app.register(a2aRoutes, {
     mesh,
-    slots: streamSlots,
-    streams: treeStreams,
-    watches,
+    slots: streaming.slots,
+    streams: streaming.streams,
+    watches: streaming.watches,
     invocations,
     hub,
     keys,
@@ -318,20 +287,13 @@ export async function buildGateway(opts: GatewayOptions): Promise<Gateway> {
     prefix: '/v1',
     mesh,
     invocations,
-    redis,
-    keys,
-    slots: streamSlots,
-    source: treeStreamSource(treeStreams),
+    slots: streaming.slots,
+    watches: streaming.watches,
+    source: treeStreamSource(streaming.streams),
     defaultTimeoutSeconds: opts.defaultTimeoutSeconds,
     ...(opts.heartbeatMs === undefined ? {} : { heartbeatMs: opts.heartbeatMs }),
   });
-  await app.register(eventRoutes, {
-    invocations,
-    streams: treeStreams,
-    slots: streamSlots,
-    serve,
-    open: streaming,
-  });
+  await app.register(eventRoutes, { invocations, ...streaming });
   return {
     app,
     mesh,

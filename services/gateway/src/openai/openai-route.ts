@@ -1,6 +1,7 @@
-import { type AgentPlan, isTerminal, type KeyLayout, MeshError, type MeshRedis } from '@agentmesh/shared';
+import { type AgentPlan, isTerminal, MeshError } from '@agentmesh/shared';
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import type { StreamSlots } from '../events/stream-slots.js';
+import type { WatchKeeper } from '../events/watch-keeper.js';
 import type { InvocationService } from '../invocations/invocation-service.js';
 import type { MeshState } from '../mesh-state.js';
 import { AllowedMethods } from '../setup/allowed-methods.js';
@@ -16,9 +17,9 @@ import type { TreeSource } from './tree-source.js';
 export interface OpenAiRoutesOptions {
   mesh: MeshState;
   invocations: InvocationService;
-  redis: MeshRedis;
-  keys: KeyLayout;
   slots: StreamSlots;
+  /** Keeps a streamed completion's tree watched, so its runners publish deltas. */
+  watches: WatchKeeper;
   /** Where a streamed completion reads its tree's events (structural and deltas). */
   source: TreeSource;
   /** The invocation's deadline (MESH_DEFAULT_TIMEOUT_SECONDS). */

@@ -1,28 +1,20 @@
 import { once } from 'node:events';
-import {
-  type AgentPlan,
-  type InvocationView,
-  isTerminal,
-  type KeyLayout,
-  type MeshEvent,
-  type MeshRedis,
-} from '@agentmesh/shared';
+import { type AgentPlan, type InvocationView, isTerminal, type MeshEvent } from '@agentmesh/shared';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { StreamSlots } from '../events/stream-slots.js';
+import type { WatchKeeper } from '../events/watch-keeper.js';
 import type { InvocationService, StartOptions } from '../invocations/invocation-service.js';
 import type { ChatInput } from './chat-input.js';
 import { chatChunk, outputText, treeUsageOf } from './completion.js';
 import { invocationError, openAiError } from './openai-error.js';
 import { RootText } from './root-text.js';
 import type { TreeSource } from './tree-source.js';
-import { watchTree } from './watch-tree.js';
 
 /** What a streamed chat completion needs from the gateway. */
 export interface StreamDeps {
   invocations: InvocationService;
-  redis: MeshRedis;
-  keys: KeyLayout;
   slots: StreamSlots;
+  watches: WatchKeeper;
   source: TreeSource;
   heartbeatMs: number;
   /** Open streams, each by the function that ends it (the gateway closing ends them all). */
@@ -58,7 +50,7 @@ export async function streamCompletion(
       waitMs: 0,
       history: chat.history,
       beforeLaunch: async (id) => {
-        unwatch = await watchTree(deps.redis, deps.keys, id);
+        unwatch = await deps.watches.hold(id);
       },
     });
   } catch (e) {

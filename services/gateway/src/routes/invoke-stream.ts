@@ -1,23 +1,14 @@
 import type { AgentPlan, InvocationView, MeshEvent } from '@agentmesh/shared';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { type ServeTreeStream, serveTreeStream } from '../events/serve-tree-stream.js';
+import { serveTreeStream } from '../events/serve-tree-stream.js';
 import { sseFrame } from '../events/sse-writer.js';
-import type { StreamSlots } from '../events/stream-slots.js';
 import { STREAM_START } from '../events/tree-position.js';
 import type { TreeStream } from '../events/tree-stream.js';
-import type { TreeStreams } from '../events/tree-streams.js';
-import type { WatchKeeper } from '../events/watch-keeper.js';
+import type { TreeStreaming } from '../events/tree-streaming.js';
 import type { InvocationService, StartOptions } from '../invocations/invocation-service.js';
 
 /** What `POST /agents/{name}/invoke?stream=true` needs besides the invoke route's own. */
-export interface InvokeStreamDeps {
-  streams: TreeStreams;
-  slots: StreamSlots;
-  watches: WatchKeeper;
-  serve: Pick<ServeTreeStream, 'bufferBytes' | 'heartbeatMs' | 'slowClientMs'>;
-  /** The end of every response still streaming (the gateway ends them when it closes). */
-  open: Set<() => void>;
-}
+export type InvokeStreamDeps = TreeStreaming;
 
 /**
  * `POST /agents/{name}/invoke?stream=true` (docs/reference/rest-api.md#invoke-and-stream): takes a
