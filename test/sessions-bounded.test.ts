@@ -7,7 +7,7 @@
 // USAGE, HSTRLEN, INFO's bytes sent), never by timing.
 import { keyLayout } from '@agentmesh/shared';
 import t from 'tap';
-import { startMesh } from './support/mesh.js';
+import { listenGateway, startMesh } from './support/mesh.js';
 import { waitUntil } from './support/wait-until.js';
 
 const MiB = 1024 * 1024;
@@ -134,8 +134,11 @@ t.test('a large answer is stored once more, not four: its events refer to it', a
   const calls = await memory(keys.calls(id, id));
   t.ok(state + calls + events < 2.2 * size, `state ${state} + calls ${calls} + events ${events} bytes`);
   // Clients still get the whole text in both events.
-  const stream = await mesh.gateway.app.inject({ method: 'GET', url: `/invocations/${id}/events` });
-  const data = stream.body
+  // Over a socket: the stream waits on the client's backpressure (`drain`), which app.inject's
+  // simulated response never emits once 3 MB are buffered.
+  const { base } = await listenGateway(t, mesh, {});
+  const body = await (await fetch(`${base}/invocations/${id}/events`)).text();
+  const data = body
     .split('\n')
     .filter((l) => l.startsWith('data: '))
     .map((l) => JSON.parse(l.slice(6)));
