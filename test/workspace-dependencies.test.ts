@@ -11,7 +11,8 @@ import t from 'tap';
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const workspaces: string[] = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')).workspaces;
 // `from 'x'`, `import 'x'` and `import('x')`, type-only ones included: tsc resolves those too.
-const IMPORT = /(?:\bfrom\s+|^\s*import\s+|\bimport\s*\(\s*)['"]([^'".][^'"]*)['"]/gm;
+// A specifier holds no whitespace: a description string ending in `from " +` is no import.
+const IMPORT = /(?:\bfrom\s+|^\s*import\s+|\bimport\s*\(\s*)['"]([^'".\s][^'"\s]*)['"]/gm;
 
 interface PackageJson {
   name: string;

@@ -40,8 +40,8 @@ const EVENTS_SCHEMA = {
       deltas: {
         type: 'boolean',
         description:
-          "With `true`, the tree's `delta` events too (the text of model calls as it is written), from " +
-          'now or after `Last-Event-ID`; each `id:` is then `<events>_<deltas>`. Default `false`.',
+          "With `true`, the tree's `delta` events too (the text of model calls as it is written), " +
+          'from now or after `Last-Event-ID`; each `id:` is then `<events>_<deltas>`. Default `false`.',
       },
     },
   },
