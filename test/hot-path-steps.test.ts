@@ -42,6 +42,15 @@ const names = new Map(
     .map(([name, v]) => [sha1((v as lua.LuaScript).lua), name]),
 );
 
+const ESCAPED: Record<string, string> = { n: '\n', r: '\r', t: '\t', a: '\x07', b: '\b' };
+
+/** A MONITOR argument as sent: Redis shows `\\`, `\"`, `\n`, `\xHH`… for what it cannot print. */
+function asSent(shown: string): string {
+  return shown.replace(/\\(x[0-9a-f]{2}|.)/g, (_, c: string) =>
+    c.length === 3 ? String.fromCharCode(Number.parseInt(c.slice(1), 16)) : (ESCAPED[c] ?? c),
+  );
+}
+
 /** The mesh's Lua steps by name, in the order Redis runs them, from now until the test ends. */
 async function watchSteps(t: Test, client: Redis): Promise<string[]> {
   const watcher = client.duplicate();
@@ -52,9 +61,10 @@ async function watchSteps(t: Test, client: Redis): Promise<string[]> {
   });
   const steps: string[] = [];
   monitor.on('monitor', (_time: string, args: string[]) => {
-    // EVALSHA names the script by its hash; EVAL (a script's first run on this server) sends it whole.
+    // EVALSHA names the script by its hash; EVAL (a script's first run on this server) sends it
+    // whole, which MONITOR shows escaped (a newline as `\n`).
     const command = args[0]!.toLowerCase();
-    const sha = command === 'evalsha' ? args[1]! : command === 'eval' ? sha1(args[1]!) : undefined;
+    const sha = command === 'evalsha' ? args[1]! : command === 'eval' ? sha1(asSent(args[1]!)) : undefined;
     const name = sha === undefined ? undefined : names.get(sha);
     if (name) steps.push(name);
   });

@@ -62,6 +62,7 @@ export * from './store/session-message.js';
 export * from './store/session-scripts.js';
 export * from './store/session-settle.js';
 export * from './store/session-store.js';
+export * from './store/tree-texts.js';
 export * from './trace/index.js';
 export * from './wire/call-detail.js';
 export * from './wire/call-record.js';

@@ -17,6 +17,12 @@ export interface KeyLayout {
   calls(rootId: string, id: string): string;
   /** Hash: an invocation's memory (`ctx.memory`), field = key. */
   memory(rootId: string, id: string): string;
+  /**
+   * Hash: a tree's texts past EVENT_INLINE_BYTES, each stored once (field = its SHA-256, value =
+   * the text); states and records refer to them (store/tree-texts.ts). Lives as long as the
+   * longest-lived of the tree's keys: FINISH extends it.
+   */
+  texts(rootId: string): string;
   /** Stream: the event log of a whole invocation tree. */
   events(rootId: string): string;
   /**
@@ -94,6 +100,7 @@ export function keyLayout(prefix = 'mesh'): KeyLayout {
     invocation: (rootId, id) => `${tree(rootId)}:inv:${id}`,
     calls: (rootId, id) => `${tree(rootId)}:calls:${id}`,
     memory: (rootId, id) => `${tree(rootId)}:mem:${id}`,
+    texts: (rootId) => `${tree(rootId)}:texts`,
     events: (rootId) => `${tree(rootId)}:events`,
     deltas: (rootId) => `${tree(rootId)}:deltas`,
     watch: (rootId) => `${tree(rootId)}:watch`,

@@ -1,3 +1,4 @@
+import { EVENT_INLINE_BYTES } from '../defaults.js';
 import type { CallRecord } from '../wire/call-record.js';
 import { encodeEvent } from '../wire/mesh-event.js';
 import type { ForkRecords } from './plan-fork.js';
@@ -29,10 +30,12 @@ function callEvents(
   if (r.kind === 'model') {
     const turn = Number(TURN.exec(r.callId)?.[1] ?? 0);
     const reply = r.reply;
+    const content = reply?.content ?? null;
     const data = {
       callId: r.callId,
       turn,
-      content: reply?.content ?? null,
+      // A large text is the fork's record's (one copy in its tree); the event refers to it, as a live one's does.
+      ...(Buffer.byteLength(content ?? '', 'utf8') > EVENT_INLINE_BYTES ? { contentRef: true } : { content }),
       toolCalls: reply?.toolCalls.map((c) => c.name) ?? [],
     };
     return [{ type: 'model_call', data: { ...data, ...mark } }];

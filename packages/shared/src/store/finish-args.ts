@@ -1,15 +1,22 @@
-import { EVENT_INLINE_BYTES } from '../defaults.js';
 import type { KeyLayout } from '../keys.js';
 import type { CodedError } from '../wire/invocation-view.js';
 import { encodeEvent } from '../wire/mesh-event.js';
 import type { InvocationState } from './invocation-state.js';
+import { contentFieldsOf, outputFieldOf, type TreeTexts, textArgs } from './tree-texts.js';
 
-/** How an invocation ends: with its output and the tool message content for its parent, or an error. */
+/**
+ * How an invocation ends: with its output and the tool message content for its parent (cut at
+ * `contentMaxBytes` for the parent's record when set: MESH_MAX_RESULT_BYTES), or an error.
+ */
 export type Outcome =
-  | { status: 'succeeded'; output: unknown; content: string }
+  | { status: 'succeeded'; output: unknown; content: string; contentMaxBytes?: number }
   | { status: 'failed' | 'cancelled'; error: CodedError };
 
-/** The keys and arguments of the FINISH Lua step for an invocation; `epoch` undefined = unfenced. */
+/**
+ * The keys and arguments of the FINISH Lua step for an invocation; `epoch` undefined = unfenced.
+ * A large output, and the parent's tool message made of it, are one tree text (tree-texts.ts);
+ * `texts` (the texts of a record that travels with it, say) go with them.
+ */
 export function finishArgs(
   keys: KeyLayout,
   s: InvocationState,
@@ -17,14 +24,18 @@ export function finishArgs(
   outcome: Outcome,
   retentionSeconds: number,
   now = Date.now(),
+  texts: TreeTexts = new Map(),
 ): (string | number)[] {
   const ok = outcome.status === 'succeeded';
   const error = ok ? '' : JSON.stringify(outcome.error);
-  const output = ok ? JSON.stringify(outcome.output) : '';
-  // A large output is stored once, in the state; its event refers to it (EVENT_INLINE_BYTES).
+  const [outputField, output] = ok ? outputFieldOf(outcome.output, texts) : ['output', ''];
+  // Only a delegation has a parent's record to complete (a root's content would be a text for no one).
+  const parentFields =
+    ok && s.parentCallId ? contentFieldsOf(outcome.content, outcome.contentMaxBytes, texts) : undefined;
+  // A large output is stored once, in the tree's texts; its event refers to it (EVENT_INLINE_BYTES).
   const outputData = !ok
     ? undefined
-    : Buffer.byteLength(output, 'utf8') > EVENT_INLINE_BYTES
+    : outputField !== 'output'
       ? { status: 'succeeded', outputRef: true }
       : { status: 'succeeded', output: outcome.output };
   const parentEvent = s.parentId
@@ -44,6 +55,7 @@ export function finishArgs(
     keys.calls(s.rootId, s.parentId ?? s.id),
     keys.invocation(s.rootId, s.parentId ?? s.id),
     keys.invocation(s.rootId, s.rootId),
+    keys.texts(s.rootId),
     epoch ?? '',
     outcome.status,
     output,
@@ -51,12 +63,14 @@ export function finishArgs(
     now,
     s.parentCallId ?? '',
     outcome.status,
-    ok ? outcome.content : '',
+    parentFields ? JSON.stringify(parentFields) : '',
     error,
     new Date(now).toISOString(),
     encodeEvent(s, ok ? 'output' : 'status', outputData ?? outcome, now),
     retentionSeconds,
     keys.doneChannel(),
     parentEvent,
+    outputField,
+    ...textArgs(texts),
   ];
 }

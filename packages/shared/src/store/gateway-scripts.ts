@@ -1,5 +1,5 @@
 import { EVENT_STREAM_MAXLEN } from '../defaults.js';
-import { IS_TERMINAL } from './lua-fragments.js';
+import { IS_TERMINAL, STORE_TEXTS, TEXTS_OF } from './lua-fragments.js';
 import type { LuaScript } from './lua-scripts.js';
 
 // The gateway's steps: creating a root invocation, listing it, reading a view. The runner's
@@ -80,35 +80,42 @@ return 3`,
 
 /**
  * Reads the invocation a fork starts from (docs/guides/durability.md), in one step, within bounds: its state, and
- * its call records unless there are more than ARGV[1] of them or they hold more than ARGV[2] bytes
- * (then none are read: a fork refuses them, §16). KEYS: inv, calls. ARGV: maxRecords, maxBytes.
- * Returns {stateFlat, callsFlat, count, bytes}: `bytes` summed only within the count bound.
+ * its call records with the tree texts they refer to, unless there are more than ARGV[1] records
+ * or they hold more than ARGV[2] bytes, texts included (then none are read: a fork refuses them,
+ * §16). KEYS: inv, calls, the tree's texts. ARGV: maxRecords, maxBytes.
+ * Returns {stateFlat, callsFlat, count, bytes, textsFlat}: `bytes` summed only within the count bound.
  */
 export const READ_FORK_SOURCE: LuaScript = {
-  numberOfKeys: 2,
-  lua: `
+  numberOfKeys: 3,
+  lua: `${TEXTS_OF}
 local state = redis.call('HGETALL', KEYS[1])
-if #state == 0 then return {state, {}, 0, 0} end
+if #state == 0 then return {state, {}, 0, 0, {}} end
 local count = redis.call('HLEN', KEYS[2])
-if count > tonumber(ARGV[1]) then return {state, {}, count, 0} end
+if count > tonumber(ARGV[1]) then return {state, {}, count, 0, {}} end
 local bytes = 0
 for _, field in ipairs(redis.call('HKEYS', KEYS[2])) do
   bytes = bytes + string.len(field) + redis.call('HSTRLEN', KEYS[2], field)
 end
-if bytes > tonumber(ARGV[2]) then return {state, {}, count, bytes} end
-return {state, redis.call('HGETALL', KEYS[2]), count, bytes}`,
+if bytes > tonumber(ARGV[2]) then return {state, {}, count, bytes, {}} end
+local calls = redis.call('HGETALL', KEYS[2])
+local texts = textsOf(KEYS[3], {}, calls)
+for i = 2, #texts, 2 do bytes = bytes + string.len(texts[i]) end
+if bytes > tonumber(ARGV[2]) then return {state, {}, count, bytes, {}} end
+return {state, calls, count, bytes, texts}`,
 };
 
 /**
- * Creates a fork (docs/guides/durability.md) unless it exists: its state, the call records it reuses, and its first
- * events (the reused calls, then its `queued` status), in one step on the fork's own tree. Every
- * key gets the TTL (deadline + retention) as a new root's does; FINISH sets the retention once it
- * ends. KEYS: inv, calls, events. ARGV: ttlSeconds, n records, n × (callId, recordJSON), m events,
- * m × eventJSON, ...hash fields. Returns 1 when created, 0 when it already existed.
+ * Creates a fork (docs/guides/durability.md) unless it exists: its state, the call records it reuses, the tree
+ * texts they refer to (copied into the fork's own tree: a tree never refers to another's), and its
+ * first events (the reused calls, then its `queued` status), in one step on the fork's own tree.
+ * Every key gets the TTL (deadline + retention) as a new root's does; FINISH sets the retention
+ * once it ends. KEYS: inv, calls, events, texts. ARGV: ttlSeconds, n records, n × (callId,
+ * recordJSON), m events, m × eventJSON, the texts (their count, then ref, text pairs:
+ * STORE_TEXTS), ...hash fields. Returns 1 when created, 0 when it already existed.
  */
 export const CREATE_FORK: LuaScript = {
-  numberOfKeys: 3,
-  lua: `
+  numberOfKeys: 4,
+  lua: `${STORE_TEXTS}
 if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
 local ttl = tonumber(ARGV[1])
 -- HSET in slices: unpack() of thousands of arguments overflows Lua's stack.
@@ -128,13 +135,19 @@ for i = at + 1, at + m do
   redis.call('XADD', KEYS[3], 'MAXLEN', '~', '${EVENT_STREAM_MAXLEN}', '*', 'e', ARGV[i])
 end
 if m > 0 then redis.call('EXPIRE', KEYS[3], ttl) end
-hsetSlices(KEYS[1], at + m + 1, #ARGV)
+hsetSlices(KEYS[1], storeTexts(KEYS[4], KEYS[1], ARGV, at + m + 1), #ARGV)
 redis.call('EXPIRE', KEYS[1], ttl)
+redis.call('EXPIRE', KEYS[4], ttl)
 return 1`,
 };
 
-/** Reads an invocation's state and call records in one step. KEYS: inv, calls. Returns {stateFlat, callsFlat}. */
+/**
+ * Reads an invocation's state and call records in one step, with the tree texts they refer to
+ * (store/tree-texts.ts). KEYS: inv, calls, the tree's texts. Returns {stateFlat, callsFlat, textsFlat}.
+ */
 export const READ_INVOCATION: LuaScript = {
-  numberOfKeys: 2,
-  lua: `return {redis.call('HGETALL', KEYS[1]), redis.call('HGETALL', KEYS[2])}`,
+  numberOfKeys: 3,
+  lua: `${TEXTS_OF}
+local state, calls = redis.call('HGETALL', KEYS[1]), redis.call('HGETALL', KEYS[2])
+return {state, calls, textsOf(KEYS[3], state, calls)}`,
 };

@@ -10,6 +10,7 @@ import {
   isTerminal,
 } from '../wire/invocation-view.js';
 import { decodeSessionHistory, type SessionMessage } from './session-message.js';
+import { recordWithTexts } from './tree-texts.js';
 
 /** An invocation's persisted state, decoded from its Redis hash. Times are epoch milliseconds. */
 export interface InvocationState {
@@ -101,8 +102,14 @@ export function encodeNewInvocation(s: {
 const num = (v: string | undefined): number | undefined =>
   v === undefined || v === '' ? undefined : Number(v);
 
-/** Decodes an invocation hash; refuses an unknown version with `unsupported_version`. */
-export function decodeInvocation(h: Record<string, string>): InvocationState {
+/**
+ * Decodes an invocation hash; refuses an unknown version with `unsupported_version`. An output
+ * stored as a tree text (store/tree-texts.ts) is read from `texts`; absent there, it is absent.
+ */
+export function decodeInvocation(
+  h: Record<string, string>,
+  texts?: ReadonlyMap<string, string>,
+): InvocationState {
   if (h.v !== '1') throw new MeshError('unsupported_version', `Invocation state has unknown version ${h.v}.`);
   const s: InvocationState = {
     v: 1,
@@ -126,7 +133,8 @@ export function decodeInvocation(h: Record<string, string>): InvocationState {
     cancelRequested: h.cancelRequested === '1',
     approvals: approvalsOf(h),
   };
-  if (h.output !== undefined) s.output = JSON.parse(h.output);
+  const output = outputOf(h, texts);
+  if (output !== undefined) s.output = output;
   if (h.error !== undefined) s.error = JSON.parse(h.error) as CodedError;
   if (h.parentId) s.parentId = h.parentId;
   if (h.parentCallId) s.parentCallId = h.parentCallId;
@@ -147,6 +155,15 @@ export function decodeInvocation(h: Record<string, string>): InvocationState {
   return s;
 }
 
+/** The output an invocation hash holds or refers to (outputFieldOf), or undefined. */
+function outputOf(h: Record<string, string>, texts: ReadonlyMap<string, string> | undefined): unknown {
+  if (h.output !== undefined) return JSON.parse(h.output);
+  const text = h.outputTextRef === undefined ? undefined : texts?.get(h.outputTextRef);
+  if (text !== undefined) return text;
+  const json = h.outputRef === undefined ? undefined : texts?.get(h.outputRef);
+  return json === undefined ? undefined : JSON.parse(json);
+}
+
 /** A fork's origin as stored (JSON); anything else is none. */
 function decodeForkedFrom(text: string | undefined): ForkedFrom | undefined {
   if (text === undefined) return undefined;
@@ -160,12 +177,12 @@ function decodeForkedFrom(text: string | undefined): ForkedFrom | undefined {
   return undefined;
 }
 
-/** Decodes a calls hash into records ordered as they happened. */
-export function decodeCalls(h: Record<string, string>): CallRecord[] {
+/** Decodes a calls hash into records ordered as they happened, their tree texts put back from `texts`. */
+export function decodeCalls(h: Record<string, string>, texts?: ReadonlyMap<string, string>): CallRecord[] {
   const records = Object.values(h).map((text) => {
     const r = JSON.parse(text) as CallRecord;
     if (r.v !== 1) throw new MeshError('unsupported_version', `Call record has unknown version ${r.v}.`);
-    return r;
+    return texts?.size ? recordWithTexts(r, texts) : r;
   });
   return records.sort((a, b) => compareCallIds(a.callId, b.callId));
 }

@@ -65,3 +65,44 @@ local function writeRecord(inv, calls, events, root, callId, record, event, mode
   spendBudget(inv, root, prompt, completion)
 end
 `;
+
+// Stores a step's tree texts (store/tree-texts.ts) in the tree's texts hash, each once: ARGV from
+// `from` holds their count, then ref, text pairs. While the root lives the hash lives as long as
+// the root's hash (deadline + retention from its creation); FINISH extends it once the root ended.
+// Returns the index of the argument after them.
+export const STORE_TEXTS = `
+local function storeTexts(texts, root, argv, from)
+  local n = tonumber(argv[from] or '0')
+  for i = from + 1, from + 2 * n, 2 do redis.call('HSETNX', texts, argv[i], argv[i + 1]) end
+  if n > 0 then
+    local want = redis.call('PTTL', root)
+    if want > redis.call('PTTL', texts) then redis.call('PEXPIRE', texts, want) end
+  end
+  return from + 1 + 2 * n
+end
+`;
+
+// The tree texts an invocation's state and call records (flat HGETALL replies) refer to, read from
+// the tree's texts hash: a flat list of ref, text (a text gone is left out). A ref in a record's
+// JSON can only be a field: inside a JSON string every quote is escaped (store/tree-texts.ts).
+export const TEXTS_OF = `
+local function textsOf(texts, state, calls)
+  local out, seen = {}, {}
+  local function add(ref)
+    if seen[ref] then return end
+    seen[ref] = true
+    local text = redis.call('HGET', texts, ref)
+    if text then
+      table.insert(out, ref)
+      table.insert(out, text)
+    end
+  end
+  for i = 1, #state, 2 do
+    if state[i] == 'outputRef' or state[i] == 'outputTextRef' then add(state[i + 1]) end
+  end
+  for i = 2, #calls, 2 do
+    for ref in string.gmatch(calls[i], '"contentRef":"(%x+)"') do add(ref) end
+  end
+  return out
+end
+`;

@@ -1,5 +1,5 @@
 import { EVENT_STREAM_MAXLEN } from '../defaults.js';
-import { IS_TERMINAL, SPEND_BUDGET, STATUS_EVENT, WRITE_RECORD } from './lua-fragments.js';
+import { IS_TERMINAL, SPEND_BUDGET, STATUS_EVENT, STORE_TEXTS, WRITE_RECORD } from './lua-fragments.js';
 
 /**
  * The Lua steps that change invocation state. Each runs atomically on one tree's slot; every
@@ -73,23 +73,25 @@ export const ACTIVATE: LuaScript = {
 
 /**
  * Writes a call record (and usage) under the activation's epoch, committing the memory writes
- * made since the last record with it. KEYS: inv, calls, events, memory, root inv. ARGV: epoch,
- * callId, recordJSON, eventJSON, modelCalls+, promptTokens+, completionTokens+, checkCancel ('1'
- * = refuse when the invocation is flagged cancelled or its tree's token budget is spent: a call
- * about to start), then memory writes as key, valueJSON pairs ('' deletes). Returns 1, 0 when
+ * made since the last record with it. KEYS: inv, calls, events, memory, root inv, the tree's texts.
+ * ARGV: epoch, callId, recordJSON, eventJSON, modelCalls+, promptTokens+, completionTokens+,
+ * checkCancel ('1' = refuse when the invocation is flagged cancelled or its tree's token budget is
+ * spent: a call about to start), the tree texts the record refers to (their count, then ref, text
+ * pairs: STORE_TEXTS), then memory writes as key, valueJSON pairs ('' deletes). Returns 1, 0 when
  * fenced out (another activation took over), 2 when cancelled, or 3 when the budget is spent.
  */
 export const RECORD_CALL: LuaScript = {
-  numberOfKeys: 5,
-  lua: `${SPEND_BUDGET}${WRITE_RECORD}
+  numberOfKeys: 6,
+  lua: `${SPEND_BUDGET}${WRITE_RECORD}${STORE_TEXTS}
 if redis.call('HGET', KEYS[1], 'epoch') ~= ARGV[1] then return 0 end
 if ARGV[8] == '1' then
   if redis.call('HGET', KEYS[1], 'cancelRequested') == '1' then return 2 end
   local budget = redis.call('HGET', KEYS[1], 'budget')
   if budget and tonumber(redis.call('HGET', KEYS[5], 'budgetUsed') or '0') >= tonumber(budget) then return 3 end
 end
+local at = storeTexts(KEYS[6], KEYS[5], ARGV, 9)
 writeRecord(KEYS[1], KEYS[2], KEYS[3], KEYS[5], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6], ARGV[7])
-for i = 9, #ARGV, 2 do
+for i = at, #ARGV, 2 do
   if ARGV[i + 1] == '' then redis.call('HDEL', KEYS[4], ARGV[i]) else redis.call('HSET', KEYS[4], ARGV[i], ARGV[i + 1]) end
 end
 return 1`,

@@ -5,6 +5,7 @@ import { isTerminal } from '../wire/invocation-view.js';
 import { decodeInvocation, type InvocationState } from './invocation-state.js';
 import type { SessionMessage } from './session-message.js';
 import type { SessionStore } from './session-store.js';
+import { readTreeTexts, textRefsIn } from './tree-texts.js';
 
 /** What settling a session needs from the service that does it. */
 export interface SessionStarter {
@@ -45,7 +46,9 @@ export async function settleSession(
       await sessions.handOff(id, current, [], true);
       continue;
     }
-    const state = decodeInvocation(hash);
+    // A large answer is the tree's text (tree-texts.ts); the session keeps a copy of its own.
+    const texts = await readTreeTexts(redis, keys, current, textRefsIn(hash, []));
+    const state = decodeInvocation(hash, texts);
     if (isTerminal(state.status)) {
       await sessions.handOff(id, current, sessionExchange(state, starter.agent(state.agent)));
       continue;

@@ -20,6 +20,8 @@ export const ModelReply = Type.Object({
     /** The reply reported no tokens and its tree has a budget: the counts are an estimate (docs/guides/approvals-and-budgets.md). */
     estimated: Type.Optional(Type.Literal(true)),
   }),
+  /** As stored, for a text past 16 KiB: `content` is null and the text is the tree's (store/tree-texts.ts). */
+  contentRef: Type.Optional(Type.String()),
 });
 export type ModelReply = Static<typeof ModelReply>;
 
@@ -42,6 +44,12 @@ export const CallRecord = Type.Object({
   /** Tool and sub-agent calls: the provider's tool-call id (metadata) and the tool message content. */
   providerId: Type.Optional(Type.String()),
   content: Type.Optional(Type.String()),
+  /**
+   * As stored, for a content past 16 KiB: no `content`, the tree's text it is (store/tree-texts.ts),
+   * cut at `contentCut` bytes (as truncateResult cuts) when set.
+   */
+  contentRef: Type.Optional(Type.String()),
+  contentCut: Type.Optional(Type.Integer({ minimum: 0 })),
   error: Type.Optional(CodedError),
   /**
    * Code agents: the `ctx.memory` writes committed with this record, `[key, value JSON]` in

@@ -5,7 +5,6 @@ import {
   normalizeTypedResult,
   type Outcome,
   toChatMessageContent,
-  truncateResult,
 } from '@agentmesh/shared';
 import { agentLabel } from '../metrics.js';
 import { settleRunnerSession } from '../sessions/settle-runner-session.js';
@@ -13,7 +12,10 @@ import type { Activation } from '../store/activation-store.js';
 import { inActiveContext, recordInvocationEnd } from '../tracing.js';
 import type { RunnerContext } from './runner-context.js';
 
-/** Ends an invocation with its output; a delegation's parent gets the normalized content. */
+/**
+ * Ends an invocation with its output; a delegation's parent gets the normalized content, cut at
+ * MESH_MAX_RESULT_BYTES (a large one refers to the whole text, stored once: tree-texts.ts).
+ */
 export async function finishSucceeded(
   ctx: RunnerContext,
   agent: AgentPlan,
@@ -22,15 +24,13 @@ export async function finishSucceeded(
 ): Promise<void> {
   let content: string;
   try {
-    content = truncateResult(
-      toChatMessageContent(normalizeTypedResult(output, agent.outputSchema)),
-      ctx.limits.maxResultBytes,
-    );
+    content = toChatMessageContent(normalizeTypedResult(output, agent.outputSchema));
   } catch (e) {
     // A result JSON cannot express is a failed delegation with the path (docs/reference/callables-and-results.md), never a crash.
     return finishFailed(ctx, activation, codedError('invalid_output', (e as Error).message));
   }
-  return end(ctx, activation, { status: 'succeeded', output, content });
+  const contentMaxBytes = ctx.limits.maxResultBytes;
+  return end(ctx, activation, { status: 'succeeded', output, content, contentMaxBytes });
 }
 
 /** Ends an invocation as failed (or cancelled) with a coded error. */

@@ -79,6 +79,7 @@ async function activate(
   }
   // Terminal already: only its session may still need the hand-off (its runner died before it).
   if (activation.epoch === 0) return settleRunnerSession(ctx, activation.state);
+  await ctx.store.readTexts(activation);
   const log = {
     agent: activation.state.agent,
     invocationId: activation.state.id,

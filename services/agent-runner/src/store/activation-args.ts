@@ -1,4 +1,4 @@
-import { encodeEvent, encodeNewInvocation, type KeyLayout } from '@agentmesh/shared';
+import { encodeEvent, encodeNewInvocation, type KeyLayout, textArgs } from '@agentmesh/shared';
 import type { Activation, ChildSubmission, PendingRecord } from './activation.js';
 
 /** A Redis reply's flat `[field, value, …]` list as an object. */
@@ -8,14 +8,11 @@ export function pairs(flat: string[]): Record<string, string> {
   return o;
 }
 
-/** The keys and arguments of RECORD_CALL (memory writes to be appended). */
+/** The keys and arguments of RECORD_CALL for a record (memory writes to be appended). */
 export function recordCallArgs(
   keys: KeyLayout,
   activation: Activation,
-  callId: string,
-  recordJson: string,
-  eventJson: string,
-  usage: PendingRecord['usage'],
+  w: PendingRecord,
   checkCancel: boolean,
 ): (string | number)[] {
   const s = activation.state;
@@ -25,12 +22,14 @@ export function recordCallArgs(
     keys.events(s.rootId),
     keys.memory(s.rootId, s.id),
     keys.invocation(s.rootId, s.rootId),
+    keys.texts(s.rootId),
     activation.epoch,
-    callId,
-    recordJson,
-    eventJson,
-    ...usage,
+    w.callId,
+    w.recordJson,
+    w.eventJson,
+    ...w.usage,
     checkCancel ? '1' : '0',
+    ...textArgs(w.texts),
   ];
 }
 

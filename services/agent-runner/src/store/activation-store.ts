@@ -17,6 +17,12 @@ import {
   type MeshRedis,
   type MeshScripts,
   type Outcome,
+  readTreeTexts,
+  recordTextRefs,
+  recordWithTexts,
+  storedRecord,
+  type TreeTexts,
+  textRefsIn,
 } from '@agentmesh/shared';
 import type { Activation, ChildSubmission, PendingRecord, ScriptPipeline } from './activation.js';
 import { FencedOutError } from './activation.js';
@@ -81,12 +87,25 @@ export class ActivationStore {
     return activationOf(reply as ActivateReply | null);
   }
 
+  /**
+   * Puts back the tree texts (tree-texts.ts) the activation's records refer to, as ACTIVATE read
+   * them: a replay's model sees the whole replies and results. One read, only when there are any.
+   */
+  async readTexts(activation: Activation): Promise<void> {
+    const refs = recordTextRefs(activation.records.values());
+    if (refs.length === 0) return;
+    const texts = await readTreeTexts(this.redis, this.keys, activation.state.rootId, refs);
+    for (const [id, r] of activation.records) activation.records.set(id, recordWithTexts(r, texts));
+  }
+
   /** Re-reads the call records (children write their parent's records when they finish). */
   async reloadRecords(activation: Activation): Promise<Map<string, CallRecord>> {
     await this.flush(activation);
     const state = activation.state;
     const flat = await this.redis.hgetall(this.keys.calls(state.rootId, state.id));
-    return new Map(decodeCalls(flat).map((r) => [r.callId, r]));
+    const refs = textRefsIn(undefined, Object.values(flat));
+    const texts = await readTreeTexts(this.redis, this.keys, state.rootId, refs);
+    return new Map(decodeCalls(flat, texts).map((r) => [r.callId, r]));
   }
 
   /**
@@ -106,26 +125,21 @@ export class ActivationStore {
     memoryWrites: [key: string, valueJson: string][] = [],
     opts: { defer?: boolean } = {},
   ): Promise<void> {
-    const recordJson = JSON.stringify(record);
-    const eventJson = event ? encodeEvent(activation.state, event.type, event.data) : '';
-    const counts: PendingRecord['usage'] = [usage.modelCalls, usage.promptTokens, usage.completionTokens];
+    // Stored with its large texts referred to (tree-texts.ts); the activation keeps it whole.
+    const texts: TreeTexts = new Map();
+    const write: PendingRecord = {
+      callId: record.callId,
+      recordJson: JSON.stringify(storedRecord(record, texts)),
+      texts,
+      eventJson: event ? encodeEvent(activation.state, event.type, event.data) : '',
+      usage: [usage.modelCalls, usage.promptTokens, usage.completionTokens],
+    };
     if (opts.defer && record.status !== 'started' && memoryWrites.length === 0) {
-      activation.pending = [
-        ...(activation.pending ?? []),
-        { callId: record.callId, recordJson, eventJson, usage: counts },
-      ];
+      activation.pending = [...(activation.pending ?? []), write];
       activation.records.set(record.callId, record);
       return;
     }
-    const args = recordCallArgs(
-      this.keys,
-      activation,
-      record.callId,
-      recordJson,
-      eventJson,
-      counts,
-      record.status === 'started',
-    );
+    const args = recordCallArgs(this.keys, activation, write, record.status === 'started');
     args.push(...memoryWrites.flat());
     const ok = await this.send(activation, 'mesh_recordCall', args);
     if (ok === 2) throw new MeshError('cancelled');
@@ -236,8 +250,10 @@ export class ActivationStore {
     outcome: Outcome,
     by?: Activation,
   ): (string | number)[] {
-    const args = finishArgs(this.keys, s, epoch, outcome, this.retentionSeconds);
     const last = by?.pending?.length === 1 ? by.pending[0]! : undefined;
+    // The reply that gave the answer and the answer are one text: sent and stored once.
+    const texts: TreeTexts = new Map(last?.texts);
+    const args = finishArgs(this.keys, s, epoch, outcome, this.retentionSeconds, Date.now(), texts);
     if (last) {
       by!.pending = [];
       args.push(last.callId, last.recordJson, last.eventJson, ...last.usage);
@@ -286,6 +302,7 @@ export class ActivationStore {
   /** Reads one invocation's state (a child, when its parent checks on it). */
   async readState(rootId: string, id: string): Promise<InvocationState | undefined> {
     const h = await this.redis.hgetall(this.keys.invocation(rootId, id));
-    return Object.keys(h).length === 0 ? undefined : decodeInvocation(h);
+    if (Object.keys(h).length === 0) return undefined;
+    return decodeInvocation(h, await readTreeTexts(this.redis, this.keys, rootId, textRefsIn(h, [])));
   }
 }

@@ -1,4 +1,4 @@
-import type { CallRecord, InvocationState } from '@agentmesh/shared';
+import type { CallRecord, InvocationState, TreeTexts } from '@agentmesh/shared';
 
 // What one activation of an invocation holds, and what its store writes: the types of activation-store.ts.
 
@@ -31,7 +31,9 @@ export interface Activation {
 /** A finished call record kept back to travel in the same round trip as the activation's next write. */
 export interface PendingRecord {
   callId: string;
+  /** The record as stored: its large texts referred to, and stored with it (`texts`). */
   recordJson: string;
+  texts: TreeTexts;
   eventJson: string;
   usage: [modelCalls: number, promptTokens: number, completionTokens: number];
 }

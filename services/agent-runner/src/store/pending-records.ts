@@ -6,10 +6,7 @@ import { recordCallArgs } from './activation-args.js';
 export function queuePending(keys: KeyLayout, activation: Activation, p: ScriptPipeline): number {
   const pending = activation.pending ?? [];
   activation.pending = [];
-  for (const w of pending)
-    p.mesh_recordCall!(
-      ...recordCallArgs(keys, activation, w.callId, w.recordJson, w.eventJson, w.usage, false),
-    );
+  for (const w of pending) p.mesh_recordCall!(...recordCallArgs(keys, activation, w, false));
   return pending.length;
 }
 

@@ -22,7 +22,10 @@ import {
   type MeshScripts,
   newRootId,
   planFork,
-  rootOf,
+  readOutputJson,
+  storedRecord,
+  type TreeTexts,
+  textArgs,
 } from '@agentmesh/shared';
 import type { Caller } from '../auth/caller.js';
 import { type IdempotencyEntry, IdempotencyStore } from '../invocations/idempotency-store.js';
@@ -147,21 +150,18 @@ export class ForkService {
 
   /**
    * A code agent's reused delegations carry their child's output (`ctx.subagent` returns it): the
-   * child belongs to the original tree, which may expire before the fork replays. One pipelined
-   * read; a child gone already leaves nothing to reuse.
+   * child belongs to the original tree, which may expire before the fork replays. Read at once (a
+   * large one from its tree's texts); a child gone already leaves nothing to reuse.
    */
   private async addChildOutputs(reused: CallRecord[]): Promise<void> {
     const missing = reused.filter(
       (r) => r.kind === 'subagent' && r.status === 'succeeded' && r.childId && r.outputJson === undefined,
     );
     if (missing.length === 0) return;
-    const p = this.redis.pipeline();
-    for (const r of missing) p.hget(this.keys.invocation(rootOf(r.childId!), r.childId!), 'output');
-    const outputs = (await p.exec()) ?? [];
+    const outputs = await Promise.all(missing.map((r) => readOutputJson(this.redis, this.keys, r.childId!)));
     missing.forEach((r, i) => {
-      const [err, output] = outputs[i] ?? [new Error('no reply')];
-      if (err) throw err;
-      if (typeof output !== 'string') {
+      const output = outputs[i];
+      if (output === undefined) {
         throw new MeshError(
           'call_not_recorded',
           `Call ${r.callId} (subagent ${r.name}) has no output to reuse: its child invocation ${r.childId} is gone.`,
@@ -201,15 +201,20 @@ export class ForkService {
       ...(source.history ? ['history', JSON.stringify(source.history)] : []),
       ...decidedApprovals(source, records.reused),
     ];
+    // The texts the copies refer to are copied into the fork's tree: it never refers to another's.
+    const texts: TreeTexts = new Map();
+    const stored = copies.map((r) => [r.callId, JSON.stringify(storedRecord(r, texts))]);
     const creating = this.scripts.createFork(
       this.keys.invocation(id, id),
       this.keys.calls(id, id),
       this.keys.events(id),
+      this.keys.texts(id),
       Math.ceil(opts.timeoutMs / 1000) + this.retentionSeconds,
       copies.length,
-      ...copies.flatMap((r) => [r.callId, JSON.stringify(r)]),
+      ...stored.flat(),
       events.length,
       ...events,
+      ...textArgs(texts),
       ...fields,
     );
     // On a cluster the fork and its queue live apart: the job only once the fork exists.

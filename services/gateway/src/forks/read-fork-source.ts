@@ -28,13 +28,15 @@ export async function readForkSource(
 ): Promise<{ state: InvocationState; records(): CallRecord[] } | undefined> {
   if (!isInvocationId(id)) return undefined;
   const root = rootOf(id);
-  const [stateFlat, callsFlat, count, bytes] = (await scripts.readForkSource(
+  const [stateFlat, callsFlat, count, bytes, textsFlat] = (await scripts.readForkSource(
     keys.invocation(root, id),
     keys.calls(root, id),
+    keys.texts(root),
     bounds.maxRecords,
     bounds.maxBytes,
-  )) as [string[], string[], number, number];
-  const found = decodeInvocationSafely(stateFlat, callsFlat);
+  )) as [string[], string[], number, number, string[]];
+  // The records come with their texts put back: the fork stores its own copy (fork-service.ts).
+  const found = decodeInvocationSafely(stateFlat, callsFlat, textsFlat);
   if (!found) return undefined;
   return {
     state: found.state,

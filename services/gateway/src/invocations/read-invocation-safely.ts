@@ -18,8 +18,17 @@ const DATE_FIELDS = ['createdAt', 'deadline', 'startedAt', 'finishedAt'] as cons
  * clamped (an unparsable one dropped, or 0 when required), a field of JSON that does not parse
  * reads as null (an error as `internal`). A stored value must never turn a read into a 500.
  */
-export function sanitizeInvocationHash(h: Record<string, string>): Record<string, string> {
+export function sanitizeInvocationHash(
+  h: Record<string, string>,
+  texts: ReadonlyMap<string, string> = new Map(),
+): Record<string, string> {
   const out = { ...h };
+  // An output stored as a tree text (JSON) that does not parse reads as null, as an inline one.
+  const json = out.outputRef === undefined ? undefined : texts.get(out.outputRef);
+  if (json !== undefined && !parses(json)) {
+    delete out.outputRef;
+    out.output = 'null';
+  }
   for (const f of DATE_FIELDS) {
     if (out[f] === undefined || out[f] === '') continue;
     const n = Number(out[f]);
@@ -42,8 +51,8 @@ function sanitizeCalls(h: Record<string, string>): Record<string, string> {
 }
 
 /**
- * Reads an invocation (state and call records, one Lua step: one round trip, one write), tolerant
- * of unreadable stored values; undefined when absent.
+ * Reads an invocation (state and call records, with the tree texts they refer to: one Lua step,
+ * one round trip, one write), tolerant of unreadable stored values; undefined when absent.
  */
 export async function readInvocationSafely(
   scripts: MeshScripts,
@@ -51,11 +60,12 @@ export async function readInvocationSafely(
   id: string,
 ): Promise<{ state: InvocationState; calls: CallRecord[] } | undefined> {
   const root = rootOf(id);
-  const [stateFlat, callsFlat] = (await scripts.readInvocation(
+  const [stateFlat, callsFlat, textsFlat] = (await scripts.readInvocation(
     keys.invocation(root, id),
     keys.calls(root, id),
-  )) as [string[], string[]];
-  return decodeInvocationSafely(stateFlat, callsFlat);
+    keys.texts(root),
+  )) as [string[], string[], string[]];
+  return decodeInvocationSafely(stateFlat, callsFlat, textsFlat);
 }
 
 /**
@@ -82,15 +92,20 @@ export function invocationOfDoneMessage(
   }
 }
 
-/** An invocation from its flat state and calls hashes, read as tolerantly; undefined without state. */
+/**
+ * An invocation from its flat state and calls hashes, and the tree texts they refer to (ref, text
+ * pairs: tree-texts.ts), read as tolerantly; undefined without state.
+ */
 export function decodeInvocationSafely(
   stateFlat: string[],
   callsFlat: string[],
+  textsFlat: string[] = [],
 ): { state: InvocationState; calls: CallRecord[] } | undefined {
   if (stateFlat.length === 0) return undefined;
+  const texts = new Map(Object.entries(pairs(textsFlat)));
   return {
-    state: decodeInvocation(sanitizeInvocationHash(pairs(stateFlat))),
-    calls: decodeCalls(sanitizeCalls(pairs(callsFlat))),
+    state: decodeInvocation(sanitizeInvocationHash(pairs(stateFlat), texts), texts),
+    calls: decodeCalls(sanitizeCalls(pairs(callsFlat)), texts),
   };
 }
 
