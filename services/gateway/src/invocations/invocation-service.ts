@@ -242,7 +242,7 @@ export class InvocationService extends InvocationReader {
 
   /**
    * Removes an invocation whose creation could not be completed: its job (if any), keys (a fork's
-   * records too) and listing, and its place in its session (which then goes on to the next).
+   * records and texts too) and listing, and its place in its session (which then goes on to the next).
    */
   async takeBack(agent: string, id: string, opts: Pick<StartOptions, 'session'>): Promise<void> {
     if (opts.session && this.sessions) {
@@ -255,7 +255,7 @@ export class InvocationService extends InvocationReader {
       ?.remove(id)
       .catch(() => 0);
     await this.redis
-      .del(this.keys.invocation(id, id), this.keys.calls(id, id), this.keys.events(id))
+      .del(this.keys.invocation(id, id), this.keys.calls(id, id), this.keys.events(id), this.keys.texts(id))
       .catch(() => 0);
     await this.redis.zrem(this.keys.recent(), id).catch(() => 0);
   }
