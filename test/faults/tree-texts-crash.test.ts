@@ -19,7 +19,7 @@ t.test("a parent replayed after a crash gives its model the child's large answer
     // The first attempt of turn 1 is slow enough to kill its runner during it.
     attempts++;
     return {
-      final: `parent got ${r.messages.at(-1)!.content.length} chars`,
+      final: `parent got ${(r.messages.at(-1)!.content ?? '').length} chars`,
       latencyMs: attempts === 1 ? 3000 : 0,
     };
   });

@@ -3,8 +3,6 @@ import {
   type CodedError,
   cancelTree,
   compareCallIds,
-  decodeCalls,
-  decodeInvocation,
   encodeEvent,
   type FlaggedNode,
   finishArgs,
@@ -17,17 +15,14 @@ import {
   type MeshRedis,
   type MeshScripts,
   type Outcome,
-  readTreeTexts,
-  recordTextRefs,
-  recordWithTexts,
   storedRecord,
   type TreeTexts,
-  textRefsIn,
 } from '@agentmesh/shared';
 import type { Activation, ChildSubmission, PendingRecord, ScriptPipeline } from './activation.js';
 import { FencedOutError } from './activation.js';
 import { recordCallArgs } from './activation-args.js';
 import { type ActivateReply, activationOf } from './activation-reply.js';
+import { putTextsBack, readRecords, readState } from './activation-texts.js';
 import { ApprovalStore } from './approval-store.js';
 import { failTree } from './fail-tree.js';
 import { checkPending, queuePending } from './pending-records.js';
@@ -87,25 +82,17 @@ export class ActivationStore {
     return activationOf(reply as ActivateReply | null);
   }
 
-  /**
-   * Puts back the tree texts (tree-texts.ts) the activation's records refer to, as ACTIVATE read
-   * them: a replay's model sees the whole replies and results. One read, only when there are any.
-   */
-  async readTexts(activation: Activation): Promise<void> {
-    const refs = recordTextRefs(activation.records.values());
-    if (refs.length === 0) return;
-    const texts = await readTreeTexts(this.redis, this.keys, activation.state.rootId, refs);
-    for (const [id, r] of activation.records) activation.records.set(id, recordWithTexts(r, texts));
+  /** Puts back the tree texts its records refer to (activation-texts.ts). */
+  readTexts(activation: Activation): Promise<void> {
+    return putTextsBack(this.redis, this.keys, activation);
   }
 
   /** Re-reads the call records (children write their parent's records when they finish). */
   async reloadRecords(activation: Activation): Promise<Map<string, CallRecord>> {
     await this.flush(activation);
     const state = activation.state;
-    const flat = await this.redis.hgetall(this.keys.calls(state.rootId, state.id));
-    const refs = textRefsIn(undefined, Object.values(flat));
-    const texts = await readTreeTexts(this.redis, this.keys, state.rootId, refs);
-    return new Map(decodeCalls(flat, texts).map((r) => [r.callId, r]));
+    const records = await readRecords(this.redis, this.keys, state.rootId, state.id);
+    return new Map(records.map((r) => [r.callId, r]));
   }
 
   /**
@@ -300,9 +287,7 @@ export class ActivationStore {
   }
 
   /** Reads one invocation's state (a child, when its parent checks on it). */
-  async readState(rootId: string, id: string): Promise<InvocationState | undefined> {
-    const h = await this.redis.hgetall(this.keys.invocation(rootId, id));
-    if (Object.keys(h).length === 0) return undefined;
-    return decodeInvocation(h, await readTreeTexts(this.redis, this.keys, rootId, textRefsIn(h, [])));
+  readState(rootId: string, id: string): Promise<InvocationState | undefined> {
+    return readState(this.redis, this.keys, rootId, id);
   }
 }
