@@ -51,11 +51,15 @@ t.test('the long reply: end to end against the model, and its delta commands', a
     times.every((f) => (f.model as { p50: number }).p50 > 0),
     "the fake model noted each reply's own time",
   );
-  const [commands] = await deltaCommandFigures(ctx);
-  t.equal(commands?.figure, 'redis_commands_long_reply_deltas');
+  const [commands, writes] = await deltaCommandFigures(ctx);
+  t.strictSame(
+    [commands?.figure, writes?.figure],
+    ['redis_commands_long_reply_deltas', 'redis_writes_long_reply_deltas'],
+  );
   const watched = commands?.watchedByCommand as Record<string, number>;
   const unwatched = commands?.unwatchedByCommand as Record<string, number>;
   t.ok(watched.xadd! > 0, 'the watched run wrote its deltas');
+  t.equal(writes?.mesh.p50, watched.xadd! + (watched.pexpire ?? 0), 'its writes are its XADDs and PEXPIREs');
   t.ok(watched.xread! > 0, 'and the gateway read them');
   t.equal(unwatched.xadd, undefined, 'the unwatched run wrote none');
 });

@@ -17,7 +17,8 @@ const TREE_KEY_ENDS = [keys.deltas('@'), keys.watch('@')].map((k) => k.slice(k.i
  * the watched run, less those in the unwatched one (its runner's watch checks). Counted by name,
  * not as a difference of all commands: the mesh's background work (heartbeats, stalled checks on
  * every agent's queue) is hundreds of commands per run-length window and moves more than that.
- * MONITOR slows Redis, so these runs are timed by nothing.
+ * The runner's writes alone (XADD, PEXPIRE) are a figure of their own. MONITOR slows Redis, so
+ * these runs are timed by nothing.
  */
 export async function deltaCommandFigures(ctx: BenchContext): Promise<Figure[]> {
   await ctx.model.setLatency(0);
@@ -32,22 +33,24 @@ export async function deltaCommandFigures(ctx: BenchContext): Promise<Figure[]> 
   const watched = tally(namingTree(await monitored(() => ctx.clients[0]!.stream('long'))));
   const unwatched = tally(namingTree(await monitored(() => ctx.invoke('long'))));
   const spent = watched.trips - unwatched.trips;
+  // The runner's part: its writes to the delta stream (each XADD a delta event, PEXPIRE its TTL).
+  const writes = (watched.byCommand.get('xadd') ?? 0) + (watched.byCommand.get('pexpire') ?? 0);
+  const extra = { chunks: LONG_REPLY_CHUNKS, chunkMs: 1 };
+  const one = (n: number) => ({ p10: n, p50: n, p90: n });
   return [
-    figure(
-      'redis_commands_long_reply_deltas',
-      'commands/run',
-      { p10: spent, p50: spent, p90: spent },
-      {
-        target: '≤ 100',
-        ok: spent <= 100,
-        extra: {
-          chunks: LONG_REPLY_CHUNKS,
-          chunkMs: 1,
-          watchedByCommand: Object.fromEntries(watched.byCommand),
-          unwatchedByCommand: Object.fromEntries(unwatched.byCommand),
-        },
+    figure('redis_commands_long_reply_deltas', 'commands/run', one(spent), {
+      target: '≤ 100',
+      ok: spent <= 100,
+      extra: {
+        ...extra,
+        watchedByCommand: Object.fromEntries(watched.byCommand),
+        unwatchedByCommand: Object.fromEntries(unwatched.byCommand),
       },
-    ),
+    }),
+    figure('redis_writes_long_reply_deltas', 'commands/run', one(writes), {
+      target: "reported: the runner's XADDs and PEXPIREs of the same run",
+      extra,
+    }),
   ];
 }
 
