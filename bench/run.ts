@@ -8,8 +8,11 @@
 // BENCH_QUEUE_FASTPATH=off runs the mesh on stock BullMQ (MESH_QUEUE_FASTPATH=off), for an A/B.
 // BENCH_CPU_PROF=<dir> has every service write a V8 CPU profile there (spawn-service.ts).
 import os from 'node:os';
+import { deltaCommandFigures } from './figures/delta-commands.js';
 import { depthChainFigure } from './figures/depth-chain.js';
+import { firstDeltaFigures } from './figures/first-delta.js';
 import { floorFigures } from './figures/floors.js';
+import { longReplyFigures } from './figures/long-reply.js';
 import { parkedParentsFigures } from './figures/parked-parents.js';
 import { realisticFigures } from './figures/realistic.js';
 import { recoveryFigure } from './figures/recovery.js';
@@ -19,14 +22,12 @@ import { scalingFigures } from './figures/scaling.js';
 import { siblingOverlapFigure } from './figures/sibling-overlap.js';
 import { startupFigures } from './figures/startup.js';
 import { throughputFigures } from './figures/throughput.js';
-import { sdkBaseline } from './sdk-baseline.js';
-import type { BenchContext } from './support/bench-context.js';
+import { unwatchedRoundTripFigures } from './figures/unwatched-round-trips.js';
 import { benchOptions } from './support/bench-options.js';
-import { cpuTimeMs } from './support/cpu-time-ms.js';
 import type { Figure } from './support/figure.js';
 import { formatTable } from './support/format-table.js';
 import { machineInfo } from './support/machine-info.js';
-import { meshClient } from './support/mesh-client.js';
+import { makeBenchContext } from './support/make-bench-context.js';
 import { saveResults } from './support/save-results.js';
 import { startBenchModel } from './support/start-bench-model.js';
 import { startMeshProcesses } from './support/start-mesh-processes.js';
@@ -45,38 +46,14 @@ try {
   );
   const mesh = await startMeshProcesses(model.url, opts.depth, 2, opts.queueFastPath);
   const machine = machineInfo(/redis_version:(\S+)/.exec(await mesh.redis.info('server'))?.[1] ?? '?');
-  const invoke = meshClient(mesh.gatewayUrl);
-  const invokeFetch = meshClient(mesh.gatewayUrl, 'fetch');
-  const ctx: BenchContext = {
-    opts,
-    model,
-    mesh,
-    invoke,
-    invokeFetch,
-    clients: [
-      { name: 'undici', invoke },
-      { name: 'fetch', invoke: invokeFetch },
-    ],
-    sdk: sdkBaseline(model.url),
-    meshCpuMs: () => mesh.pids().reduce((sum, pid) => sum + cpuTimeMs(pid), 0),
-    meshCpuByPart: () => ({
-      redis: cpuTimeMs(mesh.redisPid),
-      gateway: cpuTimeMs(mesh.gateway.pid),
-      toolHost: cpuTimeMs(mesh.toolHost.pid),
-      runners: mesh.runners.reduce((sum, r) => sum + cpuTimeMs(r.pid), 0),
-    }),
-    sdkCpuMs: () => {
-      const { user, system } = process.cpuUsage();
-      return (user + system) / 1000;
-    },
-    modelCpuMs: () => cpuTimeMs(model.pid),
-    note,
-  };
+  const ctx = makeBenchContext(opts, model, mesh, note);
   note(`warm-up: ${opts.warmup} runs per side`);
   await warmUp(ctx, opts.warmup, { sdk: true });
   const groups: [string, () => Promise<Figure[]>][] = [
     ['floors', () => floorFigures(ctx)],
     ['round-trips', () => roundTripFigures(ctx)],
+    ['unwatched', () => unwatchedRoundTripFigures(ctx)],
+    ['first-delta', () => firstDeltaFigures(ctx)],
     ['siblings', () => siblingOverlapFigure(ctx)],
     [
       'throughput',
@@ -84,6 +61,7 @@ try {
     ],
     ['realistic', () => realisticFigures(ctx)],
     ['redis-calls', () => redisCommandFigures(ctx)],
+    ['long-reply', async () => [...(await longReplyFigures(ctx)), ...(await deltaCommandFigures(ctx))]],
     ['scaling', () => scalingFigures(ctx)],
     ['chain', () => depthChainFigure(ctx)],
     ['recovery', () => recoveryFigure(ctx)],

@@ -60,7 +60,7 @@ export async function redisCommandFigures(ctx: BenchContext): Promise<Figure[]> 
 }
 
 /** Commands clients sent (by name) and commands scripts ran, of what MONITOR saw. */
-function tally(seen: readonly MonitoredCommand[]) {
+export function tally(seen: readonly MonitoredCommand[]) {
   const byCommand = new Map<string, number>();
   let trips = 0;
   let inLua = 0;
@@ -77,7 +77,10 @@ function tally(seen: readonly MonitoredCommand[]) {
 }
 
 /** The TOP most frequent commands, each scaled by `scale`. */
-function topOf(byCommand: ReadonlyMap<string, number>, scale: (n: number) => number): Record<string, number> {
+export function topOf(
+  byCommand: ReadonlyMap<string, number>,
+  scale: (n: number) => number,
+): Record<string, number> {
   return Object.fromEntries(
     [...byCommand.entries()]
       .sort((a, b) => b[1] - a[1])

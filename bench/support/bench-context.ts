@@ -1,8 +1,16 @@
-import type { SdkAgent } from '../sdk-baseline.js';
+import type { SdkAgent, SdkBaseline } from '../sdk-baseline.js';
 import type { BenchOptions } from './bench-options.js';
-import type { BenchClient, MeshInvoke } from './mesh-client.js';
+import type { ClientName, MeshInvoke } from './mesh-client.js';
+import type { MeshStream } from './mesh-stream-client.js';
 import type { BenchModel } from './start-bench-model.js';
 import type { MeshProcesses } from './start-mesh-processes.js';
+
+/** A client of the mesh, named: a plain invoke and a streaming one through it. */
+export interface BenchClient {
+  name: ClientName;
+  invoke: MeshInvoke;
+  stream: MeshStream;
+}
 
 /** What every figure gets: the sizes, the fake model, the mesh and both ways to run an agent. */
 export interface BenchContext {
@@ -16,6 +24,8 @@ export interface BenchContext {
   /** Both clients, named: every figure a client takes part in is reported for each (docs/performance.md). */
   clients: readonly BenchClient[];
   sdk: (agent: SdkAgent) => Promise<string>;
+  /** The SDK's streamed run (`run(agent, input, {stream: true})`). */
+  sdkStream: SdkBaseline['stream'];
   /** CPU ms used so far by every mesh process and Redis. */
   meshCpuMs(): number;
   /** The same, by part: redis, gateway, tool-host and all runners together. */

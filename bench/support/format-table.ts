@@ -2,7 +2,17 @@ import type { Figure } from './figure.js';
 import type { Spread } from './spread.js';
 
 const cell = (s: Spread | undefined) => (s ? `${s.p50} (${s.p10}–${s.p90})` : '—');
-const CONTEXT = ['latencyMs', 'clients', 'client', 'runners', 'depth', 'parked', 'tsx'] as const;
+const CONTEXT = [
+  'latencyMs',
+  'chunkMs',
+  'modelReply',
+  'clients',
+  'client',
+  'runners',
+  'depth',
+  'parked',
+  'tsx',
+] as const;
 
 /** The figures as a Markdown table: p50 with p10–p90 per side, ratio, target and verdict. */
 export function formatTable(figures: Figure[]): string {

@@ -6,12 +6,6 @@ export type MeshInvoke = (agent: string, input?: unknown) => Promise<string>;
 /** The two ordinary clients of a Node caller every client-facing figure is reported for. */
 export type ClientName = 'undici' | 'fetch';
 
-/** A client of the mesh, named. */
-export interface BenchClient {
-  name: ClientName;
-  invoke: MeshInvoke;
-}
-
 /** The agents' bodies: a ReAct agent takes `{prompt}`, the chain's children `{input}`. */
 const bodyOf = (agent: string) => (agent === 'child' ? { input: 'x' } : { prompt: 'go' });
 

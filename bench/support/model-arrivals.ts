@@ -1,8 +1,12 @@
-/** A request as the fake model saw it arrive: its agent, its turn, and when (monotonicMs). */
+/** A request as the fake model saw it arrive: its agent, its turn, when (monotonicMs), how it asked. */
 export interface Arrival {
   agent: string;
   turn: number;
   at: number;
+  /** It asked for a streamed reply. */
+  stream: boolean;
+  /** Once answered: ms from its arrival to its reply's last piece written (the model's own time). */
+  sentMs?: number;
 }
 
 /**

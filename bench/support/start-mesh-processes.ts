@@ -6,7 +6,7 @@ import { freePort, startRedis } from '@agentmesh/test-support/redis-server';
 import { waitUntil } from '@agentmesh/test-support/wait-until';
 import { Redis } from 'ioredis';
 import { benchConfig } from './bench-config.js';
-import { type Service, spawnService } from './spawn-service.js';
+import { type Service, type ServiceMode, spawnService } from './spawn-service.js';
 import { stopOnExit } from './stop-on-exit.js';
 
 /** The mesh under test: Redis, tool-host, gateway and runners, each its own process on loopback. */
@@ -35,13 +35,15 @@ export interface MeshProcesses {
 
 /**
  * Starts a private redis-server (no persistence), the tool-host, `runners` runners and the gateway,
- * each with the shipped defaults (spawn-service.ts) unless a figure sets a variable of its own.
+ * each with the shipped defaults (spawn-service.ts) unless a figure sets a variable of its own;
+ * compiled, as production runs them, unless `mode` says `tsx` (a test of the figures, unbuilt).
  */
 export async function startMeshProcesses(
   modelUrl: string,
   depth: number,
   runners: number,
   queueFastPath: 'on' | 'off' = 'on',
+  mode: ServiceMode = 'dist',
 ): Promise<MeshProcesses> {
   const redisServer = await startRedis(); // --save '' --appendonly no, on a free port
   stopOnExit.add(() => redisServer.stop());
@@ -64,7 +66,8 @@ export async function startMeshProcesses(
   const keys = keyLayout('mesh');
   let count = 0;
   const start = (kind: 'gateway' | 'runner' | 'tool-host', extra: Record<string, string> = {}) => {
-    const service = spawnService(kind, { ...env, ...extra }, path.join(logDir, `${kind}-${count++}.log`));
+    const log = path.join(logDir, `${kind}-${count++}.log`);
+    const service = spawnService(kind, { ...env, ...extra }, log, mode);
     // SIGKILL at the end, unless profiles must be written on a clean exit (BENCH_CPU_PROF).
     stopOnExit.add(() => service.stop(process.env.BENCH_CPU_PROF ? 10_000 : 0));
     return service;
