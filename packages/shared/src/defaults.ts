@@ -35,7 +35,7 @@ export const DEFAULT_MAX_MODEL_REPLY_BYTES = 4 * 1024 * 1024;
 /** How long a model request may receive nothing before the attempt fails (MESH_MODEL_IDLE_SECONDS). */
 export const DEFAULT_MODEL_IDLE_SECONDS = 60;
 
-/** How long a model call's unsent text waits before it goes out as one delta (MESH_DELTA_FLUSH_MS). */
+/** How long a model call's unsent text (after its first piece, sent at once) waits to go out as one delta (MESH_DELTA_FLUSH_MS). */
 export const DEFAULT_DELTA_FLUSH_MS = 25;
 
 /** Bytes of a model call's unsent text that go out as a delta at once, without waiting. */

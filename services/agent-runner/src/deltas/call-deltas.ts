@@ -13,19 +13,24 @@ export interface DeltaSink {
 const EXPIRE_EVERY_MS = 1000;
 
 /**
- * The deltas of one model call (docs/guides/streaming.md): what the model adds is coalesced and
- * goes out as one delta `flushMs` after its first unsent piece, at once past DELTA_FLUSH_BYTES, and
- * at `end()`. `seq` counts the call's deltas from 0; a re-issued call (`reset`) or a retried
- * attempt (`restart`) starts again at 0 with `reset: true`. Writes go out one after another, so
- * the stream holds them in `seq` order; nothing is written while the tree is unwatched.
+ * The deltas of one model call (docs/guides/streaming.md): the first piece of the call (or of a
+ * retried attempt) goes out at once, as its own delta, so a watcher sees the reply begin without
+ * waiting; later pieces are coalesced and go out as one delta `flushMs` after the first unsent one,
+ * at once past DELTA_FLUSH_BYTES, and at `end()`. `seq` counts the call's deltas from 0; a
+ * re-issued call (`reset`) or a retried attempt (`restart`) starts again at 0 with `reset: true`.
+ * A delta's text is taken when it is flushed and written after the ones taken before it, so the
+ * stream holds them in `seq` order; nothing is written while the tree is unwatched.
  */
 export class CallDeltas implements ReplyListener {
   private content = '';
   private calls: ToolCallDelta[] = [];
   private bytes = 0;
   private seq = 0;
+  /** The next piece opens the call (or an attempt): it is flushed at once, not coalesced. */
+  private opening = true;
+  /** Counts restarts and discards: a delta taken before one is not written. */
+  private attempt = 0;
   private timer: NodeJS.Timeout | undefined;
-  private queued = false;
   private chain: Promise<void> = Promise.resolve();
   private expiredAt = 0;
   private closed = false;
@@ -48,11 +53,12 @@ export class CallDeltas implements ReplyListener {
       this.bytes += d.content.length;
     }
     for (const c of d.toolCalls ?? []) this.addCall(c);
-    if (this.bytes >= DELTA_FLUSH_BYTES) this.flush();
-    else if (this.timer === undefined && !this.queued) {
-      this.timer = setTimeout(() => {
+    if (this.content === '' && this.calls.length === 0) return;
+    if (this.opening || this.bytes >= DELTA_FLUSH_BYTES) this.flush(false);
+    else {
+      this.timer ??= setTimeout(() => {
         this.timer = undefined;
-        this.flush();
+        this.flush(false);
       }, this.outlet.settings.flushMs);
     }
   }
@@ -66,7 +72,7 @@ export class CallDeltas implements ReplyListener {
   /** The call answered: its unsent text goes out; resolves once every delta of it is written. */
   async end(): Promise<void> {
     if (this.closed) return;
-    this.flush();
+    this.flush(true);
     this.closed = true;
     await this.chain;
   }
@@ -95,40 +101,38 @@ export class CallDeltas implements ReplyListener {
     this.content = '';
     this.calls = [];
     this.bytes = 0;
+    this.opening = true;
+    this.attempt++;
   }
 
-  private flush(): void {
+  /** Takes the unsent text as one delta, written after those taken before it; `last` at the end. */
+  private flush(last: boolean): void {
     clearTimeout(this.timer);
     this.timer = undefined;
-    if (this.queued) return;
-    this.queued = true;
-    this.chain = this.chain.then(() => {
-      this.queued = false;
-      return this.write();
-    });
-  }
-
-  private async write(): Promise<void> {
     if (this.content === '' && this.calls.length === 0) return;
-    const watched = await this.outlet.watch.watched(this.who.rootId);
-    // A restart or discard meanwhile may have dropped what there was.
-    if (this.content === '' && this.calls.length === 0) return;
-    // Taken after the check: what arrived meanwhile goes in this delta too.
     const data: DeltaData = { callId: this.callId, seq: 0 };
     if (this.content !== '') data.content = this.content;
     if (this.calls.length > 0) data.toolCalls = this.calls;
     this.content = '';
     this.calls = [];
     this.bytes = 0;
-    if (!watched) return;
+    this.opening = false;
+    const attempt = this.attempt;
+    this.chain = this.chain.then(() => this.write(data, attempt, last));
+  }
+
+  private async write(data: DeltaData, attempt: number, last: boolean): Promise<void> {
+    const watched = await this.outlet.watch.watched(this.who.rootId);
+    // A restart or discard since it was taken voids it.
+    if (!watched || attempt !== this.attempt) return;
     data.seq = this.seq++;
     if (this.reset) {
       data.reset = true;
       this.reset = false;
     }
     const now = Date.now();
-    // The call's last write (after end()) always renews the TTL: it runs from the tree's last delta.
-    const expire = this.closed || now - this.expiredAt >= EXPIRE_EVERY_MS;
+    // The call's last write always renews the TTL: it runs from the tree's last delta.
+    const expire = last || now - this.expiredAt >= EXPIRE_EVERY_MS;
     if (expire) this.expiredAt = now;
     await this.outlet.publish(this.who, data, expire);
   }

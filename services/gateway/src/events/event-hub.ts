@@ -3,10 +3,30 @@ import type { MeshRedis } from '@agentmesh/shared';
 import type { Redis } from 'ioredis';
 import { type ReadLanes, readLanes } from './read-lanes.js';
 
+/** One stream entry as XREAD answers it: its id and its fields. */
+export type StreamEntry = [id: string, fields: string[]];
+
+/** Entries the hub reads per key per XREAD: a key with this many may have more (HubRead). */
+export const HUB_PAGE = 50;
+
+/**
+ * What one read of the hub found: for each key it read, the id the read started after (the last
+ * the hub had seen of it) and the entries after that, at most HUB_PAGE (none: the key is absent from
+ * `entries`). A listener of one key gets the read once per key of it that grew: the entries of
+ * every key read, so a stream of two keys (a tree's events and deltas) takes both at once.
+ */
+export interface HubRead {
+  readonly after: ReadonlyMap<string, string>;
+  readonly entries: ReadonlyMap<string, readonly StreamEntry[]>;
+}
+
+/** Who hears of a watched key's new entries. */
+export type HubListener = (read: HubRead) => void;
+
 /** One stream key being watched: the last entry id the hub has seen, and who to tell. */
 interface Watched {
   lastSeen: string;
-  listeners: Set<() => void>;
+  listeners: Set<HubListener>;
 }
 
 /** One blocking reader: the keys of one Redis server (read-lanes.ts). */
@@ -23,7 +43,7 @@ interface Lane {
 }
 
 /** One stream's new entries, as XREAD answers them. */
-type Reply = [string, [string, string[]][]];
+type Reply = [string, StreamEntry[]];
 
 /** How often a lane reading several slots of one cluster node polls them (see `poll`). */
 const POLL_MS = 100;
@@ -31,13 +51,15 @@ const POLL_MS = 100;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /**
- * Tells open event streams that their tree's log grew, over ONE reader connection per gateway and
- * Redis server, whatever the number of streams (docs/reference/bounds.md: streams must not take Redis's
- * clients). A lane (one server, or one master of a cluster) XREADs the watched keys of its server
- * and only notifies; each stream reads its own entries with non-blocking XRANGE on the shared
- * command connection, at its own pace. On one server (or while a node's keys share one slot) the
- * read blocks, and a key watched anew wakes it (CLIENT UNBLOCK) so it is included at once; a
- * cluster node whose keys span slots is polled instead (`poll`).
+ * Hands open event streams what their tree's streams gained, over ONE reader connection per gateway
+ * and Redis server, whatever the number of streams (docs/reference/bounds.md: streams must not take
+ * Redis's clients). A lane (one server, or one master of a cluster) XREADs the watched keys of its
+ * server and gives each listener the entries it read (HubRead), so an entry is read once per
+ * gateway however many watch it; a stream that is behind (it resumes from an older id, or its
+ * consumer held it back) reads its own entries with non-blocking XREAD on the shared command
+ * connection until it catches up. On one server (or while a node's keys share one slot) the read
+ * blocks, and a key watched anew wakes it (CLIENT UNBLOCK) so it is included at once; a cluster
+ * node whose keys span slots is polled instead (`poll`).
  */
 export class EventHub {
   private readonly watched = new Map<string, Watched>();
@@ -81,11 +103,12 @@ export class EventHub {
   }
 
   /**
-   * Calls `onNew` whenever entries are appended to `key` after this call resolves, in the caller's
-   * async context (its request's trace: not that of whichever request started the lane); returns
-   * the function that stops it. Entries already there are the caller's to read (XRANGE).
+   * Calls `onNew` with the hub's read whenever entries are appended to `key` after this call
+   * resolves, in the caller's async context (its request's trace: not that of whichever request
+   * started the lane); returns the function that stops it. Entries already there are the caller's
+   * to read.
    */
-  async watch(key: string, onNew: () => void): Promise<() => void> {
+  async watch(key: string, onNew: HubListener): Promise<() => void> {
     let w = this.watched.get(key);
     if (!w) {
       const last = (await this.commands.xrevrange(key, '+', '-', 'COUNT', 1)) as [string, string[]][];
@@ -120,14 +143,19 @@ export class EventHub {
         continue;
       }
       let replies: Reply[];
+      // The ids the read starts after, taken with the keys: a key watched meanwhile is not in it.
+      const after = new Map<string, string>();
+      for (const keys of groups.values()) {
+        for (const key of keys) after.set(key, this.watched.get(key)!.lastSeen);
+      }
       try {
         const connection = this.routes.connectionOf(lane.id);
         if (!connection) throw new Error(`no connection to ${lane.id}`);
         if (connection !== lane.connection) [lane.connection, lane.readerId] = [connection, undefined];
         replies =
           groups.size === 1
-            ? await this.block(lane, connection, [...groups.values()][0]!, kicks)
-            : await this.poll(connection, [...groups.values()]);
+            ? await this.block(lane, connection, after, kicks)
+            : await this.poll(connection, [...groups.values()], after);
       } catch {
         if (this.closed) return;
         // Redis is away (streams end on their own failed reads), or a cluster moved slots: read
@@ -138,12 +166,13 @@ export class EventHub {
         continue;
       }
       let seen = false;
+      const read: HubRead = { after, entries: new Map(replies) };
       for (const [key, entries] of replies) {
         const w = this.watched.get(key);
         if (!w || entries.length === 0) continue;
         seen = true;
         w.lastSeen = entries.at(-1)![0];
-        for (const notify of w.listeners) notify();
+        for (const notify of w.listeners) notify(read);
       }
       // Polled keys are read again after a pause (or at once when a key is watched anew).
       if (groups.size > 1 && !seen) {
@@ -164,14 +193,19 @@ export class EventHub {
    * A key watched while the reader's id was asked for (a delta stream watches two keys at once)
    * makes it start over with it, instead of blocking without it.
    */
-  private async block(lane: Lane, connection: Redis, keys: string[], kicks: number): Promise<Reply[]> {
+  private async block(
+    lane: Lane,
+    connection: Redis,
+    after: Map<string, string>,
+    kicks: number,
+  ): Promise<Reply[]> {
     lane.readerId ??= (await connection.client('ID')) as number;
     if (lane.kicks !== kicks) return [];
-    const ids = keys.map((k) => this.watched.get(k)?.lastSeen ?? '$');
     lane.generation++;
     lane.blocked = true;
+    const streams = [...after.keys(), ...after.values()];
     try {
-      return ((await connection.xread('COUNT', 50, 'BLOCK', this.blockMs, 'STREAMS', ...keys, ...ids)) ??
+      return ((await connection.xread('COUNT', HUB_PAGE, 'BLOCK', this.blockMs, 'STREAMS', ...streams)) ??
         []) as Reply[];
     } finally {
       lane.blocked = false;
@@ -183,11 +217,10 @@ export class EventHub {
    * blocking read per slot would take a connection per tree. So one non-blocking XREAD per slot,
    * pipelined on the node's one connection, repeated every POLL_MS while nothing arrives.
    */
-  private async poll(connection: Redis, groups: string[][]): Promise<Reply[]> {
+  private async poll(connection: Redis, groups: string[][], after: Map<string, string>): Promise<Reply[]> {
     const p = connection.pipeline();
-    for (const keys of groups) {
-      p.xread('COUNT', 50, 'STREAMS', ...keys, ...keys.map((k) => this.watched.get(k)!.lastSeen));
-    }
+    for (const keys of groups)
+      p.xread('COUNT', HUB_PAGE, 'STREAMS', ...keys, ...keys.map((k) => after.get(k)!));
     const replies: Reply[] = [];
     for (const [err, reply] of (await p.exec()) ?? []) {
       if (err) throw err;

@@ -1,4 +1,6 @@
 import { isTerminal, type KeyLayout, type MeshEvent, type MeshRedis, rootOf } from '@agentmesh/shared';
+import { deltaStreamInfo } from './delta-stream-info.js';
+import { HUB_PAGE, type HubRead, type StreamEntry } from './event-hub.js';
 import { resolveEvent } from './resolve-event.js';
 import { compareEntryIds, positionId, type TreePosition } from './tree-position.js';
 
@@ -19,7 +21,7 @@ interface Entry {
   fields: string[];
 }
 
-type Reply = [string, [string, string[]][]][];
+type Reply = [string, StreamEntry[]][];
 
 /** Entries read per stream per round trip. */
 export const TREE_STREAM_PAGE = 200;
@@ -42,8 +44,11 @@ export interface TreeStreamParts {
 
 /**
  * The events of an invocation's subtree as an async iterator (see tree-streams.ts for the contract):
- * pulled, so a consumer that stops pulling holds back the reads, never a buffer; it ends after the
- * invocation's terminal status, or when `close()` is called.
+ * it ends after the invocation's terminal status, or when `close()` is called. Live, it takes the
+ * entries the event hub read (`feed`), so an entry costs no read of its own; it reads Redis itself
+ * from its position (a page at a time) to catch up: at open, when a hub read does not follow on
+ * what it holds, and when it holds a page its consumer has not pulled (a consumer that stops
+ * pulling holds back the reads; nothing buffers past a page).
  */
 export class TreeStream implements AsyncIterableIterator<TreeStreamItem> {
   private readonly position: TreePosition;
@@ -51,10 +56,15 @@ export class TreeStream implements AsyncIterableIterator<TreeStreamItem> {
   private readonly eventsKey: string;
   private readonly deltasKey: string;
   private readonly entries: Entry[] = [];
+  /** The last entry of each stream it holds: taken, or queued in `entries` (from the hub or a read). */
+  private readonly held: TreePosition;
   private readonly cleanups: (() => void)[] = [];
   private closed = false;
   private finished: boolean;
+  /** True when it must read Redis itself: what it holds may not reach the streams' ends. */
   private dirty = true;
+  private reading = false;
+  private lastFed: HubRead | undefined;
   private caughtUp = false;
   private outputSeen = false;
   private endAsked = false;
@@ -64,6 +74,7 @@ export class TreeStream implements AsyncIterableIterator<TreeStreamItem> {
 
   constructor(private readonly p: TreeStreamParts) {
     this.position = { ...p.from };
+    this.held = { ...p.from };
     this.withDeltas = p.from.deltas !== undefined;
     const root = rootOf(p.id);
     this.eventsKey = p.keys.events(root);
@@ -77,10 +88,16 @@ export class TreeStream implements AsyncIterableIterator<TreeStreamItem> {
     return positionId(this.position, this.withDeltas);
   }
 
-  /** Tells it its streams grew (the event hub's callback). */
-  readonly notify = (): void => {
-    this.dirty = true;
-    this.wake?.();
+  /**
+   * Hands it what the event hub read (the hub's callback, once per key of it that grew): queued
+   * when the read follows on what it holds with no gap, covers its keys whole and fits its page;
+   * else it reads Redis itself, from where it stands.
+   */
+  readonly feed = (read: HubRead): void => {
+    if (read === this.lastFed || this.closed) return;
+    this.lastFed = read;
+    if (this.reading || !this.admit(read)) this.readAgain();
+    else this.wake?.();
   };
 
   /** Runs `fn` when the stream closes (its hub watches, its tree's watch flag). */
@@ -104,12 +121,19 @@ export class TreeStream implements AsyncIterableIterator<TreeStreamItem> {
       // FINISH appends an output and its terminal status in one step, so a read that saw the output
       // saw all there is: a log written before status events followed it ends here.
       if (this.caughtUp && (this.outputSeen || this.ending)) break;
-      if (!this.dirty) await new Promise<void>((r) => (this.wake = r));
-      this.wake = undefined;
-      if (this.closed) break;
+      if (!this.dirty) {
+        await new Promise<void>((r) => (this.wake = r));
+        this.wake = undefined;
+        continue;
+      }
       this.dirty = false;
       const asked = this.endAsked;
-      this.caughtUp = await this.read();
+      this.reading = true;
+      try {
+        this.caughtUp = await this.read();
+      } finally {
+        this.reading = false;
+      }
       if (asked) this.ending = true;
       if (!this.caughtUp) this.dirty = true;
     }
@@ -141,9 +165,9 @@ export class TreeStream implements AsyncIterableIterator<TreeStreamItem> {
     return info?.trimmedBefore !== undefined && compareEntryIds(this.position.deltas, info.trimmedBefore) < 0;
   }
 
-  /** Reads the next page of both streams, merged by entry id; true when neither page was full. */
+  /** Reads the next page of both streams after what it holds; true when neither page was full. */
   private async read(): Promise<boolean> {
-    const { events, deltas } = this.position;
+    const { events, deltas } = this.held;
     const streams =
       deltas === undefined ? [this.eventsKey, events] : [this.eventsKey, this.deltasKey, events, deltas];
     const reply = ((await this.p.redis.xread('COUNT', TREE_STREAM_PAGE, 'STREAMS', ...streams)) ??
@@ -155,13 +179,34 @@ export class TreeStream implements AsyncIterableIterator<TreeStreamItem> {
     // to the last id of a full page, the rest comes with the next read.
     const ends = [e, d].filter((x) => x.length === TREE_STREAM_PAGE).map((x) => x.at(-1)![0]);
     const horizon = ends.sort(compareEntryIds)[0];
+    this.queue(e, d, horizon);
+    return horizon === undefined;
+  }
+
+  /**
+   * Queues a hub read's entries of its streams when the read started at or before what it holds
+   * (no gap), read each of them whole (no full page) and fits in its page; true when it did.
+   */
+  private admit(read: HubRead): boolean {
+    const e = following(read, this.eventsKey, this.held.events);
+    const d = this.held.deltas === undefined ? [] : following(read, this.deltasKey, this.held.deltas);
+    if (!e || !d || this.entries.length + e.length + d.length > TREE_STREAM_PAGE) return false;
+    this.queue(e, d, undefined);
+    // It holds all there was when the hub read: as a read of its own that found no full page.
+    this.caughtUp = true;
+    return true;
+  }
+
+  /** Queues entries of both streams merged by entry id, up to `horizon` when there is one. */
+  private queue(e: readonly StreamEntry[], d: readonly StreamEntry[], horizon: string | undefined): void {
     for (let i = 0, j = 0; i < e.length || j < d.length; ) {
       const fromEvents = j >= d.length || (i < e.length && compareEntryIds(e[i]![0], d[j]![0]) <= 0);
       const [id, fields] = fromEvents ? e[i++]! : d[j++]!;
       if (horizon !== undefined && compareEntryIds(id, horizon) > 0) break;
-      this.entries.push({ from: fromEvents ? 'events' : 'deltas', id, fields });
+      const from = fromEvents ? 'events' : 'deltas';
+      this.entries.push({ from, id, fields });
+      this.held[from] = id;
     }
-    return horizon === undefined;
   }
 
   /** Takes one entry: moves the position past it; the item to send, if it is one for this stream. */
@@ -191,35 +236,27 @@ export class TreeStream implements AsyncIterableIterator<TreeStreamItem> {
     const status = await redis.hget(keys.invocation(rootOf(id), id), 'status').catch(() => undefined);
     if (status === undefined || (status !== null && !isTerminal(status))) return;
     this.endAsked = true;
-    this.notify();
+    this.readAgain();
+  }
+
+  /** Makes it read its streams from Redis (what it holds may not reach their ends, or it may end). */
+  private readAgain(): void {
+    this.dirty = true;
+    this.wake?.();
   }
 }
 
 /**
- * What XINFO STREAM says of a tree's delta stream (undefined when it does not exist): its last id,
- * and when entries were trimmed from it, its first (a position before that may have lost deltas).
+ * A key's entries in a hub read that come after `held`, or undefined when the read may miss some:
+ * it did not read the key, started after `held` (entries between are not in it), or read a full page.
  */
-export async function deltaStreamInfo(
-  redis: MeshRedis,
-  key: string,
-): Promise<{ lastGenerated: string; trimmedBefore: string | undefined } | undefined> {
-  let reply: unknown[];
-  try {
-    reply = (await redis.xinfo('STREAM', key)) as unknown[];
-  } catch (e) {
-    if (/no such key/i.test((e as Error).message)) return undefined;
-    throw e;
-  }
-  const field = (name: string) => {
-    const i = reply.indexOf(name);
-    return i >= 0 ? reply[i + 1] : undefined;
-  };
-  const first = field('first-entry') as [string, string[]] | null | undefined;
-  const trimmed = Number(field('entries-added')) > Number(field('length'));
-  return {
-    lastGenerated: String(field('last-generated-id') ?? '0-0'),
-    trimmedBefore: trimmed ? (first?.[0] ?? String(field('last-generated-id'))) : undefined,
-  };
+function following(read: HubRead, key: string, held: string): readonly StreamEntry[] | undefined {
+  const after = read.after.get(key);
+  const entries = read.entries.get(key) ?? [];
+  if (after === undefined || compareEntryIds(after, held) > 0 || entries.length >= HUB_PAGE) return undefined;
+  return compareEntryIds(after, held) === 0
+    ? entries
+    : entries.filter(([id]) => compareEntryIds(id, held) > 0);
 }
 
 /** An entry's event, or undefined when it is no JSON object. */

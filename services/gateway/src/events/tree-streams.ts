@@ -1,23 +1,18 @@
 import { isTerminal, type KeyLayout, type MeshRedis, rootOf } from '@agentmesh/shared';
 import type { InvocationReader } from '../invocations/invocation-reader.js';
+import { deltaStreamInfo } from './delta-stream-info.js';
 import type { EventHub } from './event-hub.js';
 import { compareEntryIds, STREAM_START, type TreePosition } from './tree-position.js';
-import {
-  deltaStreamInfo,
-  isTerminalStatus,
-  parseEvent,
-  TREE_STREAM_PAGE,
-  TreeStream,
-} from './tree-stream.js';
+import { isTerminalStatus, parseEvent, TREE_STREAM_PAGE, TreeStream } from './tree-stream.js';
 import type { WatchKeeper } from './watch-keeper.js';
 
 /** What opening tree streams needs from the gateway. */
 export interface TreeStreamsDeps {
-  /** The shared command connection: streams are read with non-blocking XREAD on it. */
+  /** The shared command connection: a stream catches up with non-blocking XREAD on it. */
   redis: MeshRedis;
   keys: KeyLayout;
   reader: Pick<InvocationReader, 'subtreeIds'>;
-  /** Tells streams their keys grew (one blocking connection per gateway). */
+  /** Hands streams what their keys gained (one blocking connection per gateway). */
   hub: EventHub;
   /** Keeps the trees with an open delta stream watched. */
   watches: WatchKeeper;
@@ -50,6 +45,8 @@ type Entry = [string, string[]];
  *   position after it (composite with deltas), so a client resumes with no gap and no duplicate
  *   while the tree's deltas are kept; deltas trimmed or expired since `from.deltas` resume from now;
  * - ends after the invocation's terminal status (at once when `from` lies at or past it);
+ * - takes the entries the event hub read, one XREAD per gateway whatever the number of streams,
+ *   and reads Redis itself only to catch up (from an older `from`, or after falling behind);
  * - is pulled: a consumer that stops pulling holds back its reads, so nothing buffers in it (one
  *   page of entries at most); a consumer that writes to a slow client drops deltas itself (see
  *   SseWriter) and may ask `deltasLost()` after it waited;
@@ -94,8 +91,8 @@ export class TreeStreams {
       if (o.deltas) cleanups.push(await watches.hold(root));
       const deltas = o.deltas ? await deltaStart(redis, keys.deltas(root), from.deltas) : undefined;
       const stream = new TreeStream({ ...parts, subtree, from: { events: from.events, deltas } });
-      cleanups.push(await hub.watch(keys.events(root), stream.notify));
-      if (o.deltas) cleanups.push(await hub.watch(keys.deltas(root), stream.notify));
+      cleanups.push(await hub.watch(keys.events(root), stream.feed));
+      if (o.deltas) cleanups.push(await hub.watch(keys.deltas(root), stream.feed));
       this.open_.add(stream);
       cleanups.push(() => this.open_.delete(stream));
       for (const fn of cleanups) stream.onClose(fn);
