@@ -1,5 +1,5 @@
 import { failedToStart, loadCodeAgents, loadConfig, redactConfig, startService } from '@agentmesh/shared';
-import { buildRunner, type Runner } from './runner.js';
+import { buildRunner, type Runner } from './process/runner.js';
 
 const { env, tracing, log } = await startService('agent-runner', 'agentmesh-runner');
 // Signals are handled before the runner exists: its workers take jobs before buildRunner returns,

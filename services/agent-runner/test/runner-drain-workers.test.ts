@@ -3,8 +3,8 @@
 // the runner's shutdown forever.
 import type { Worker } from 'bullmq';
 import t from 'tap';
-import { HandBackError } from '../src/job-errors.js';
-import { drainWorkers } from '../src/runner/drain-workers.js';
+import { HandBackError } from '../src/loop/job-errors.js';
+import { drainWorkers } from '../src/process/drain-workers.js';
 
 /** A worker whose close() resolves when `closes` says so (never, when it never does). */
 const worker = (closes: Promise<void>) => ({ close: () => closes }) as unknown as Worker;

@@ -12,12 +12,12 @@ import { waitUntil } from '@agentmesh/test-support/wait-until';
 import { FlowProducer, type Job, Queue, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import t, { type Test } from 'tap';
+import type { ChildJob } from '../src/loop/steps/child-jobs.js';
+import { type Activation, ActivationStore } from '../src/loop/store/activation-store.js';
 import { COMPLETE_COMMAND, defineHandOffTake, takeFetchHints } from '../src/queue/fast-path/fetch-scripts.js';
 import { FinishesInCompletion } from '../src/queue/fast-path/finish-in-completion.js';
 import { defineGuardedAdd, queueChildJobs } from '../src/queue/fast-path/guarded-add.js';
 import { HandOff } from '../src/queue/fast-path/hand-off.js';
-import type { ChildJob } from '../src/steps/child-jobs.js';
-import { type Activation, ActivationStore } from '../src/store/activation-store.js';
 import { takingConnection } from './support/taking-connection.js';
 
 const server = await startRedis();

@@ -5,7 +5,7 @@ import { keyLayout, type Logger } from '@agentmesh/shared';
 import { startRedis } from '@agentmesh/test-support/redis-server';
 import { Redis } from 'ioredis';
 import t from 'tap';
-import { startHeartbeat } from '../src/runner/heartbeat.js';
+import { startHeartbeat } from '../src/process/heartbeat.js';
 
 const server = await startRedis();
 t.teardown(() => server.stop());

@@ -10,8 +10,8 @@ import { waitUntil } from '@agentmesh/test-support/wait-until';
 import { Queue, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import t, { type Test } from 'tap';
+import { ActivationStore } from '../src/loop/store/activation-store.js';
 import { type TakenActivation, TakenActivations } from '../src/queue/fast-path/take-activation.js';
-import { ActivationStore } from '../src/store/activation-store.js';
 import { takingConnection } from './support/taking-connection.js';
 
 const server = await startRedis();

@@ -6,7 +6,7 @@ import { invocationSpanId, loggerOptions, type MeshRedis, startTracingWith } fro
 import type { Queue } from 'bullmq';
 import { pino } from 'pino';
 import t from 'tap';
-import { wakeDecidedParks } from '../src/steps/approvals/wake-decided-parks.js';
+import { wakeDecidedParks } from '../src/loop/steps/approvals/wake-decided-parks.js';
 
 const tracing = await startTracingWith([]);
 t.teardown(() => tracing.shutdown());

@@ -9,10 +9,10 @@ import { createRootInvocation } from '@agentmesh/test-support/root-invocation';
 import { Queue, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import t, { type Test } from 'tap';
+import { childJobs } from '../src/loop/steps/child-jobs.js';
+import { type Activation, ActivationStore, FencedOutError } from '../src/loop/store/activation-store.js';
 import { checkChildJobs, defineGuardedAdd, queueChildJobs } from '../src/queue/fast-path/guarded-add.js';
 import { defineGuardedPark, queueParkJob } from '../src/queue/fast-path/guarded-park.js';
-import { childJobs } from '../src/steps/child-jobs.js';
-import { type Activation, ActivationStore, FencedOutError } from '../src/store/activation-store.js';
 
 const keys = keyLayout('childjobs');
 let n = 0;

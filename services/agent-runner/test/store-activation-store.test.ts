@@ -5,7 +5,7 @@ import { startRedis } from '@agentmesh/test-support/redis-server';
 import { createRootInvocation } from '@agentmesh/test-support/root-invocation';
 import { Redis } from 'ioredis';
 import t, { type Test } from 'tap';
-import { ActivationStore, FencedOutError } from '../src/store/activation-store.js';
+import { ActivationStore, FencedOutError } from '../src/loop/store/activation-store.js';
 
 const keys = keyLayout('storetest');
 let n = 0;

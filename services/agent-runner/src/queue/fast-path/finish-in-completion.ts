@@ -1,5 +1,5 @@
 import { FINISH, FINISH_FUNCTION, IS_TERMINAL } from '@agentmesh/shared';
-import { FencedOutError } from '../../store/activation.js';
+import { FencedOutError } from '../../loop/store/activation.js';
 
 const MARK = 'agentmesh:finish:1';
 /** After FINISH's arguments: the parent the completion moves on is taken by this runner right behind. */

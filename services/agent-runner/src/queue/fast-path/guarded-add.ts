@@ -1,7 +1,7 @@
 import { BULLMQ_VERSION, bullmqScript } from '@agentmesh/shared/queue/fast-path';
 import { Job, type Queue } from 'bullmq';
-import type { ChildJob } from '../../steps/child-jobs.js';
-import { type Activation, FencedOutError } from '../../store/activation-store.js';
+import type { ChildJob } from '../../loop/steps/child-jobs.js';
+import { type Activation, FencedOutError } from '../../loop/store/activation-store.js';
 
 const ADD = bullmqScript('addStandardJob', 9);
 

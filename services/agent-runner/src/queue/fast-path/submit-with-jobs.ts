@@ -1,6 +1,6 @@
 import type { Job, Queue } from 'bullmq';
-import type { ChildJob } from '../../steps/child-jobs.js';
-import type { Activation, ActivationStore, ChildSubmission } from '../../store/activation-store.js';
+import type { ChildJob } from '../../loop/steps/child-jobs.js';
+import type { Activation, ActivationStore, ChildSubmission } from '../../loop/store/activation-store.js';
 import { checkChildJobs, queueChildJobs } from './guarded-add.js';
 import { queueParkJob } from './guarded-park.js';
 import type { HandOff } from './hand-off.js';

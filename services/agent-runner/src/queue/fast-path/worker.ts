@@ -1,9 +1,9 @@
 import { type KeyLayout, type MeshRedis, queueName } from '@agentmesh/shared';
 import { type Processor, Worker, type WorkerOptions } from 'bullmq';
-import { agentLabel } from '../../metrics.js';
-import type { Slots } from '../../slots.js';
-import { reactStart } from '../../steps/run-activation.js';
-import type { RunnerContext } from '../../steps/runner-context.js';
+import { agentLabel } from '../../loop/metrics.js';
+import { reactStart } from '../../loop/steps/run-activation.js';
+import type { RunnerContext } from '../../loop/steps/runner-context.js';
+import type { Slots } from '../slots.js';
 import { DispatchedTakes } from './dispatched-takes.js';
 import { EarlyStarts } from './early-start.js';
 import { COMPLETE_COMMAND, defineFetchScripts, FETCH_COMMANDS, takeFetchHints } from './fetch-scripts.js';

@@ -1,7 +1,7 @@
 import type { Client } from '@a2a-js/sdk/client';
 import { isMeshError, type KeyLayout, type Logger, type RedisTarget } from '@agentmesh/shared';
 import type { Job } from 'bullmq';
-import { CancelListener } from '../runner/cancel-listener.js';
+import { CancelListener } from '../cancel-listener.js';
 import { isSettled, watchRemoteTask } from './watch-remote-task.js';
 
 // Parked remote children one runner watches at once; past it a child just sleeps its delay out.

@@ -1,7 +1,7 @@
 import type { Logger, MeshRedis } from '@agentmesh/shared';
 import type { Queue } from 'bullmq';
-import { wakeDecidedParks } from './steps/approvals/wake-decided-parks.js';
-import { inInvocationTrace } from './tracing.js';
+import { wakeDecidedParks } from '../loop/steps/approvals/wake-decided-parks.js';
+import { inInvocationTrace } from '../loop/tracing.js';
 
 /** How often the watchdog looks, and how long a parent must have been parked to be suspect. */
 export interface WatchdogOptions {

@@ -1,8 +1,8 @@
 import type { KeyLayout, MeshConfig, MeshRedis, ModelConfig } from '@agentmesh/shared';
 import type { Agent } from 'undici';
-import type { ChatModel } from '../model/chat-model.js';
-import { ConcurrencyLimitedModel } from '../model/concurrency-limited-model.js';
-import { OpenAIChatModel } from '../model/openai-chat-model.js';
+import type { ChatModel } from '../loop/model/chat-model.js';
+import { ConcurrencyLimitedModel } from '../loop/model/concurrency-limited-model.js';
+import { OpenAIChatModel } from '../loop/model/openai-chat-model.js';
 
 /**
  * A chat model client per config model entry, by name: the OpenAI-compatible client unless a

@@ -7,10 +7,10 @@ import {
   modelCallId,
 } from '@agentmesh/shared';
 import { type Job, UnrecoverableError } from 'bullmq';
+import type { FinishesInCompletion } from '../../queue/fast-path/finish-in-completion.js';
+import type { ReactStart, TakenActivation } from '../../queue/fast-path/take-activation.js';
 import { HandBackError, logSystemFault } from '../job-errors.js';
 import { agentLabel } from '../metrics.js';
-import type { FinishesInCompletion } from '../queue/fast-path/finish-in-completion.js';
-import type { ReactStart, TakenActivation } from '../queue/fast-path/take-activation.js';
 import { cancelRemoteTask, runRemoteAgent } from '../remote/run-remote-agent.js';
 import { settleRunnerSession } from '../sessions/settle-runner-session.js';
 import { type Activation, FencedOutError } from '../store/activation-store.js';

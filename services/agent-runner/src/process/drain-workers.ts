@@ -1,5 +1,5 @@
 import type { Worker } from 'bullmq';
-import { HandBackError } from '../job-errors.js';
+import { HandBackError } from '../loop/job-errors.js';
 
 /**
  * How long workers may take to close once their jobs were handed back. A worker whose blocking

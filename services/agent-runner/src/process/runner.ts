@@ -24,25 +24,29 @@ import {
 } from '@agentmesh/shared';
 import { Queue } from 'bullmq';
 import { Agent } from 'undici';
-import { DeltaOutlet, type DeltaSettings } from './deltas/delta-outlet.js';
-import { type RunnerMetrics, runnerMetrics } from './metrics.js';
-import type { ChatModel } from './model/chat-model.js';
-import { stalledCheckSettings, startAgentWorker } from './queue/agent-worker.js';
-import { runnerClientName } from './queue/client-name.js';
-import type { RunnerFastPath } from './queue/fast-path/index.js';
-import { RemoteAgents } from './remote/remote-agents.js';
-import { buildModels } from './runner/build-models.js';
-import { CancelListener } from './runner/cancel-listener.js';
-import { drainWorkers } from './runner/drain-workers.js';
-import { endRecentFailedJobs } from './runner/end-failed-job.js';
-import { startHeartbeat } from './runner/heartbeat.js';
-import { serveMetrics } from './runner/metrics-server.js';
-import { runnerReadiness } from './runner/runner-readiness.js';
-import { Slots } from './slots.js';
-import { type RunnerContext, type RunnerLimitsOptions, withDefaultLimits } from './steps/runner-context.js';
-import { ActivationStore } from './store/activation-store.js';
-import { ToolClient } from './tools/tool-client.js';
-import { startWatchdog } from './watchdog.js';
+import { CancelListener } from '../loop/cancel-listener.js';
+import { DeltaOutlet, type DeltaSettings } from '../loop/deltas/delta-outlet.js';
+import { type RunnerMetrics, runnerMetrics } from '../loop/metrics.js';
+import type { ChatModel } from '../loop/model/chat-model.js';
+import { RemoteAgents } from '../loop/remote/remote-agents.js';
+import {
+  type RunnerContext,
+  type RunnerLimitsOptions,
+  withDefaultLimits,
+} from '../loop/steps/runner-context.js';
+import { ActivationStore } from '../loop/store/activation-store.js';
+import { ToolClient } from '../loop/tools/tool-client.js';
+import { stalledCheckSettings, startAgentWorker } from '../queue/agent-worker.js';
+import { runnerClientName } from '../queue/client-name.js';
+import { endRecentFailedJobs } from '../queue/end-failed-job.js';
+import type { RunnerFastPath } from '../queue/fast-path/index.js';
+import { Slots } from '../queue/slots.js';
+import { startWatchdog } from '../queue/watchdog.js';
+import { buildModels } from './build-models.js';
+import { drainWorkers } from './drain-workers.js';
+import { startHeartbeat } from './heartbeat.js';
+import { serveMetrics } from './metrics-server.js';
+import { runnerReadiness } from './runner-readiness.js';
 
 /** What a runner process is built from: config, connections and settings (see docs/guides/getting-started.md). */
 export interface RunnerOptions {
@@ -140,7 +144,7 @@ export async function buildRunner(opts: RunnerOptions): Promise<Runner> {
   // Loaded only when on, and on one server: a cluster's queues live apart from the trees.
   const fastPath: RunnerFastPath | undefined =
     (opts.queueFastPath ?? true) && !isRedisCluster(redis)
-      ? (await import('./queue/fast-path/index.js')).runnerFastPath(redis)
+      ? (await import('../queue/fast-path/index.js')).runnerFastPath(redis)
       : undefined;
   const tools = new Map<string, ToolInfo>(catalogue.tools.map((t) => [t.name, t]));
   const ctx: RunnerContext = {

@@ -1,9 +1,9 @@
 import { codedError, isTerminal, type JobData } from '@agentmesh/shared';
 import type { Job } from 'bullmq';
-import { SystemFaultError } from '../job-errors.js';
-import { settleRunnerSession } from '../sessions/settle-runner-session.js';
-import type { RunnerContext } from '../steps/runner-context.js';
-import { inInvocationTrace } from '../tracing.js';
+import { SystemFaultError } from '../loop/job-errors.js';
+import { settleRunnerSession } from '../loop/sessions/settle-runner-session.js';
+import type { RunnerContext } from '../loop/steps/runner-context.js';
+import { inInvocationTrace } from '../loop/tracing.js';
 
 /**
  * Ends the invocation of a job that failed for good — its attempts spent on system faults, its

@@ -10,11 +10,11 @@ import {
   type ToolInfo,
 } from '@agentmesh/shared';
 import type { Queue } from 'bullmq';
+import type { HandOff } from '../../queue/fast-path/hand-off.js';
+import type { Submission } from '../../queue/fast-path/submit-with-jobs.js';
 import type { DeltaOutlet } from '../deltas/delta-outlet.js';
 import type { RunnerMetrics } from '../metrics.js';
 import type { ChatModel } from '../model/chat-model.js';
-import type { HandOff } from '../queue/fast-path/hand-off.js';
-import type { Submission } from '../queue/fast-path/submit-with-jobs.js';
 import type { RemoteAgents } from '../remote/remote-agents.js';
 import type { ActivationStore } from '../store/activation-store.js';
 import type { ToolClient } from '../tools/tool-client.js';
