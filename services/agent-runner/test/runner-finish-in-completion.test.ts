@@ -10,10 +10,10 @@ import { waitUntil } from '@agentmesh/test-support/wait-until';
 import { Queue, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import t, { type Test } from 'tap';
+import type { TakenActivation } from '../src/loop/fast-path-ports.js';
 import { ActivationStore, FencedOutError } from '../src/loop/store/activation-store.js';
 import { COMPLETE_COMMAND } from '../src/queue/fast-path/fetch-scripts.js';
 import { FinishesInCompletion } from '../src/queue/fast-path/finish-in-completion.js';
-import type { TakenActivation } from '../src/queue/fast-path/take-activation.js';
 import { takingConnection } from './support/taking-connection.js';
 
 const server = await startRedis();

@@ -10,8 +10,9 @@ import { waitUntil } from '@agentmesh/test-support/wait-until';
 import { Queue, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import t, { type Test } from 'tap';
+import type { TakenActivation } from '../src/loop/fast-path-ports.js';
 import { ActivationStore } from '../src/loop/store/activation-store.js';
-import { type TakenActivation, TakenActivations } from '../src/queue/fast-path/take-activation.js';
+import { TakenActivations } from '../src/queue/fast-path/take-activation.js';
 import { takingConnection } from './support/taking-connection.js';
 
 const server = await startRedis();

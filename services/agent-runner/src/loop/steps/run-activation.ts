@@ -7,8 +7,7 @@ import {
   modelCallId,
 } from '@agentmesh/shared';
 import { type Job, UnrecoverableError } from 'bullmq';
-import type { FinishesInCompletion } from '../../queue/fast-path/finish-in-completion.js';
-import type { ReactStart, TakenActivation } from '../../queue/fast-path/take-activation.js';
+import type { JobFinishes, ReactStart, TakenActivation } from '../fast-path-ports.js';
 import { HandBackError, logSystemFault } from '../job-errors.js';
 import { agentLabel } from '../metrics.js';
 import { cancelRemoteTask, runRemoteAgent } from '../remote/run-remote-agent.js';
@@ -37,7 +36,7 @@ export async function runActivation(
   token: string,
   signal: AbortSignal,
   taken?: { reply: TakenActivation; late: boolean },
-  finishes?: FinishesInCompletion,
+  finishes?: JobFinishes,
 ): Promise<void> {
   const data = job.data;
   if (data?.v !== 1)
@@ -59,7 +58,7 @@ async function activate(
   token: string,
   signal: AbortSignal,
   taken: { reply: TakenActivation; late: boolean } | undefined,
-  finishes: FinishesInCompletion | undefined,
+  finishes: JobFinishes | undefined,
 ): Promise<void> {
   const activation =
     taken === undefined

@@ -10,9 +10,8 @@ import {
   type ToolInfo,
 } from '@agentmesh/shared';
 import type { Queue } from 'bullmq';
-import type { HandOff } from '../../queue/fast-path/hand-off.js';
-import type { Submission } from '../../queue/fast-path/submit-with-jobs.js';
 import type { DeltaOutlet } from '../deltas/delta-outlet.js';
+import type { HandOff, Submission } from '../fast-path-ports.js';
 import type { RunnerMetrics } from '../metrics.js';
 import type { ChatModel } from '../model/chat-model.js';
 import type { RemoteAgents } from '../remote/remote-agents.js';

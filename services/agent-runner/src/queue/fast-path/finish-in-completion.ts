@@ -1,4 +1,5 @@
 import { FINISH, FINISH_FUNCTION, IS_TERMINAL } from '@agentmesh/shared';
+import type { HandUp, JobFinishes } from '../../loop/fast-path-ports.js';
 import { FencedOutError } from '../../loop/store/activation.js';
 
 const MARK = 'agentmesh:finish:1';
@@ -55,13 +56,6 @@ end
 /** A step as ioredis defines it on a connection: the arguments as one list. */
 type Step = (args: unknown[]) => Promise<unknown>;
 
-/** The parent a child's completion may move on, and the worker of this runner to hand it to. */
-export interface HandUp {
-  parentId: string;
-  /** The parent's worker's hand-off (hand-off.ts). */
-  handOff: { canTake(): boolean; queue(target: object, only?: string): void };
-}
-
 interface Waiting {
   args: (string | number)[];
   handUp: HandUp | undefined;
@@ -77,7 +71,7 @@ interface Waiting {
  * writes land together. The activation returns at once (the completion follows the processor's
  * return); what it does once the end is written waits for the step's reply.
  */
-export class FinishesInCompletion {
+export class FinishesInCompletion implements JobFinishes {
   private readonly waiting = new Map<string, Waiting>();
 
   /** Makes `command` (BullMQ's changed completion step, with `keys` keys) on `client` carry the ends. */

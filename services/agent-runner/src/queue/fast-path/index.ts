@@ -1,7 +1,7 @@
 /**
  * The queue fast path of a runner: every part of it that reaches past BullMQ's public API (its Lua
  * rebuilt, its private Worker and Job members), behind MESH_QUEUE_FASTPATH (default on; see
- * docs/architecture/queue-fast-path.md). runner.ts imports this module only when the switch is
+ * docs/architecture/queue-fast-path.md). process/runner.ts imports this module only when the switch is
  * on and Redis is one server; with it off the runner runs stock BullMQ and none of this is loaded.
  * The gateway's part, and the BullMQ steps both build on, are in the shared package's
  * queue/fast-path.
@@ -20,7 +20,6 @@ export type { FinishesInCompletion } from './finish-in-completion.js';
 import type { HandOff } from './hand-off.js';
 
 export type { HandOff } from './hand-off.js';
-export type { ReactStart, TakenActivation } from './take-activation.js';
 export type { FastWorker, FastWorkerSettings } from './worker.js';
 
 /** A runner's workers as the fast path builds them (worker.ts). */

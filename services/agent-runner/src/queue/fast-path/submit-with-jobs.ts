@@ -1,6 +1,6 @@
-import type { Job, Queue } from 'bullmq';
-import type { ChildJob } from '../../loop/steps/child-jobs.js';
-import type { Activation, ActivationStore, ChildSubmission } from '../../loop/store/activation-store.js';
+import type { Queue } from 'bullmq';
+import type { Submission } from '../../loop/fast-path-ports.js';
+import type { ActivationStore } from '../../loop/store/activation-store.js';
 import { checkChildJobs, queueChildJobs } from './guarded-add.js';
 import { queueParkJob } from './guarded-park.js';
 import type { HandOff } from './hand-off.js';
@@ -10,20 +10,6 @@ export interface SubmitDeps {
   store: ActivationStore;
   queues: Map<string, Queue>;
   handOffs: ReadonlyMap<string, HandOff>;
-}
-
-/** A delegation's submission as steps/delegate.ts prepared it. */
-export interface Submission {
-  job: Job;
-  activation: Activation;
-  /** Every sub-agent call of the turn, in order; `jobs` are theirs, index for index. */
-  calls: readonly { callId: string }[];
-  /** The calls not submitted before (a replay submits none of them again). */
-  fresh: ChildSubmission[];
-  jobs: ChildJob[];
-  park: { park: boolean; resumeCall?: string };
-  /** The parent job's token: its job parks in the last write when given. */
-  token: string | undefined;
 }
 
 /**

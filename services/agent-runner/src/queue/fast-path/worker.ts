@@ -1,5 +1,6 @@
 import { type KeyLayout, type MeshRedis, queueName } from '@agentmesh/shared';
 import { type Processor, Worker, type WorkerOptions } from 'bullmq';
+import type { TakenActivation } from '../../loop/fast-path-ports.js';
 import { agentLabel } from '../../loop/metrics.js';
 import { reactStart } from '../../loop/steps/run-activation.js';
 import type { RunnerContext } from '../../loop/steps/runner-context.js';
@@ -9,7 +10,7 @@ import { EarlyStarts } from './early-start.js';
 import { COMPLETE_COMMAND, defineFetchScripts, FETCH_COMMANDS, takeFetchHints } from './fetch-scripts.js';
 import { FinishesInCompletion } from './finish-in-completion.js';
 import { HandOff } from './hand-off.js';
-import { type TakenActivation, TakenActivations } from './take-activation.js';
+import { TakenActivations } from './take-activation.js';
 
 /** What the stock worker (queue/agent-worker.ts) gives the fast path to build a worker with. */
 export interface FastWorkerSettings {
