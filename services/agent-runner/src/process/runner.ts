@@ -16,13 +16,11 @@ import {
   type ModelConfig,
   meshScripts,
   planFromCatalogue,
-  queueName,
   rootOf,
   SessionStore,
   type ToolInfo,
   waitForCatalogue,
 } from '@agentmesh/shared';
-import { Queue } from 'bullmq';
 import { Agent } from 'undici';
 import { CancelListener } from '../loop/cancel-listener.js';
 import { DeltaOutlet, type DeltaSettings } from '../loop/deltas/delta-outlet.js';
@@ -36,6 +34,7 @@ import {
 } from '../loop/steps/runner-context.js';
 import { ActivationStore } from '../loop/store/activation-store.js';
 import { ToolClient } from '../loop/tools/tool-client.js';
+import { agentQueues } from '../queue/agent-queues.js';
 import { stalledCheckSettings, startAgentWorker } from '../queue/agent-worker.js';
 import { runnerClientName } from '../queue/client-name.js';
 import { endRecentFailedJobs } from '../queue/end-failed-job.js';
@@ -130,17 +129,10 @@ export async function buildRunner(opts: RunnerOptions): Promise<Runner> {
     modelIdleMs: limits.modelIdleMs,
     modelFactory: opts.modelFactory,
   });
-  // The queues have a connection of their own: BullMQ defines its fifty-odd steps on the one it is
-  // given, and ioredis copies every step defined on a connection into each of its pipelines, so the
-  // store's pipelines (a delegation's submission) stay cheap on a connection with the mesh's only.
+  // The queues have a connection of their own (agent-queues.ts says why).
   const queueRedis = connectRedis(target, { maxRetriesPerRequest: null, connectionName });
   queueRedis.on('error', (e: Error) => opts.log.warn({ err: e.message }, 'redis connection error'));
-  const queues = new Map(
-    Object.keys(plan.agents).map((name) => [
-      name,
-      new Queue(queueName(name), { connection: queueRedis, prefix: keys.bullPrefix }),
-    ]),
-  );
+  const queues = agentQueues(Object.keys(plan.agents), queueRedis, keys);
   // Loaded only when on, and on one server: a cluster's queues live apart from the trees.
   const fastPath: RunnerFastPath | undefined =
     (opts.queueFastPath ?? true) && !isRedisCluster(redis)
