@@ -17,9 +17,9 @@ import { fastWorker } from './worker.js';
 
 export type { FinishesInCompletion } from './finish-in-completion.js';
 
-import type { HandOff } from './hand-off.js';
+import type { HandOff } from './trailing-takes.js';
 
-export type { HandOff } from './hand-off.js';
+export type { HandOff } from './trailing-takes.js';
 export type { FastWorker, FastWorkerSettings } from './worker.js';
 
 /** A runner's workers as the fast path builds them (worker.ts). */

@@ -3,7 +3,7 @@ import type { Submission } from '../../loop/fast-path-ports.js';
 import type { ActivationStore } from '../../loop/store/activation-store.js';
 import { checkChildJobs, queueChildJobs } from './guarded-add.js';
 import { queueParkJob } from './guarded-park.js';
-import type { HandOff } from './hand-off.js';
+import type { HandOff } from './trailing-takes.js';
 
 /** What a submission goes through: the runner's store, its queues and its hand-offs, by agent name. */
 export interface SubmitDeps {

@@ -9,8 +9,8 @@ import { DispatchedTakes } from './dispatched-takes.js';
 import { EarlyStarts } from './early-start.js';
 import { COMPLETE_COMMAND, defineFetchScripts, FETCH_COMMANDS, takeFetchHints } from './fetch-scripts.js';
 import { FinishesInCompletion } from './finish-in-completion.js';
-import { HandOff } from './hand-off.js';
 import { TakenActivations } from './take-activation.js';
+import { HandOff } from './trailing-takes.js';
 
 /** What the stock worker (queue/agent-worker.ts) gives the fast path to build a worker with. */
 export interface FastWorkerSettings {

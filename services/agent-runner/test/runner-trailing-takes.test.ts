@@ -17,7 +17,7 @@ import { type Activation, ActivationStore } from '../src/loop/store/activation-s
 import { COMPLETE_COMMAND, defineHandOffTake, takeFetchHints } from '../src/queue/fast-path/fetch-scripts.js';
 import { FinishesInCompletion } from '../src/queue/fast-path/finish-in-completion.js';
 import { defineGuardedAdd, queueChildJobs } from '../src/queue/fast-path/guarded-add.js';
-import { HandOff } from '../src/queue/fast-path/hand-off.js';
+import { HandOff } from '../src/queue/fast-path/trailing-takes.js';
 import { takingConnection } from './support/taking-connection.js';
 
 const server = await startRedis();
