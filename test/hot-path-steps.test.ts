@@ -152,14 +152,14 @@ t.test(
       t.equal(p.status, 'succeeded');
       const call = p.calls.find((c: { kind: string }) => c.kind === 'subagent');
       const child = (await mesh.get(`/invocations/${childId(p.id, call.callId)}`)).json;
-      // The add of the child's job, handed off; the next step of its connection takes the job.
+      // The add of the child's job, taken right behind: the next step of its connection takes the job.
       const add = monitor.seen.findIndex(
         (c) =>
           isScript(c) &&
           c.args.at(-1) === '1' &&
           c.args.some((a) => a.includes(`"invocationId":"${child.id}"`)),
       );
-      t.ok(add >= 0, `the child's job was added, handed off (${child.id})`);
+      t.ok(add >= 0, `the child's job was added, taken right behind (${child.id})`);
       t.ok(
         isScript(after(add)) && after(add)!.args.includes(waitKey('child')),
         'the same connection took the child next',
@@ -176,11 +176,11 @@ t.test(
           after(take)!.args.includes(waitKey('parent').replace(/wait$/, 'waiting-children')),
         'the parent’s job parked in the same write',
       );
-      // The completion of the child's job, handing its parent up; the next step takes the parent.
+      // The completion of the child's job, with a parent take: the next step takes the parent.
       const done = monitor.seen.findIndex(
-        (c) => isScript(c) && c.args.includes('agentmesh:handup:1') && c.args.includes(child.id),
+        (c) => isScript(c) && c.args.includes('agentmesh:parenttake:1') && c.args.includes(child.id),
       );
-      t.ok(done >= 0, 'the child’s completion hands its parent up');
+      t.ok(done >= 0, 'the child’s completion carries the parent take');
       t.ok(
         isScript(after(done)) && after(done)!.args.includes(waitKey('parent')),
         'the same connection took the parent next',

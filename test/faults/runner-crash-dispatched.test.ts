@@ -1,4 +1,4 @@
-// A job the gateway's add handed to a runner (dispatched-takes.ts) that had just been SIGKILLed: in
+// A job the gateway's add dispatched to a runner (dispatched-takes.ts) that had just been SIGKILLed: in
 // the moment before Redis's view of its connections shows it gone, the add still finds it blocked
 // and takes the job for it. The job is then a dead runner's active job, like any other: the
 // gone-runner watch moves it back to wait within about a second (the lock is a minute), the other

@@ -1,9 +1,9 @@
-// A job handed off (hand-off.ts): the runner that adds a delegation's first child takes its job in
+// Trailing takes (trailing-takes.ts): the runner that adds a delegation's first child takes its job in
 // the same write, right behind the add, and its own worker runs it — while BullMQ's loop still
 // blocks on the queue's marker, which the add took away again so that no worker wakes for nothing.
 // A job added behind others leaves the marker and the take takes the oldest; a worker that cannot
-// take (no free slot, closed) is handed nothing; closing the worker waits for a handed job. And a
-// child's completion hands the parent it moves on to the runner: taken right behind, no marker set.
+// take (no free slot, closed) takes nothing; closing the worker waits for a job it took so. And a
+// child's completion has the runner take the parent it moves on: right behind, no marker set.
 import { keyLayout, meshScripts } from '@agentmesh/shared';
 import { monitorRedis } from '@agentmesh/test-support/redis-monitor';
 import { startRedis } from '@agentmesh/test-support/redis-server';
@@ -14,15 +14,19 @@ import { Redis } from 'ioredis';
 import t, { type Test } from 'tap';
 import type { ChildJob } from '../src/loop/steps/child-jobs.js';
 import { type Activation, ActivationStore } from '../src/loop/store/activation-store.js';
-import { COMPLETE_COMMAND, defineHandOffTake, takeFetchHints } from '../src/queue/fast-path/fetch-scripts.js';
+import {
+  COMPLETE_COMMAND,
+  defineTrailingTake,
+  takeFetchHints,
+} from '../src/queue/fast-path/fetch-scripts.js';
 import { FinishesInCompletion } from '../src/queue/fast-path/finish-in-completion.js';
 import { defineGuardedAdd, queueChildJobs } from '../src/queue/fast-path/guarded-add.js';
-import { HandOff } from '../src/queue/fast-path/trailing-takes.js';
+import { TrailingTakes } from '../src/queue/fast-path/trailing-takes.js';
 import { takingConnection } from './support/taking-connection.js';
 
 const server = await startRedis();
 t.teardown(() => server.stop());
-const keys = keyLayout('handoff');
+const keys = keyLayout('trailing');
 let n = 0;
 
 /** A gate a job's processing waits on. */
@@ -36,14 +40,14 @@ function gate() {
 
 /**
  * A runner's two connections (the store's, with the guarded add and the take; the worker's), the
- * `helper` worker as a runner builds it, and its hand-off. `hold` keeps a job's processing until
+ * `helper` worker as a runner builds it, and its trailing takes. `hold` keeps a job's processing until
  * its gate opens.
  */
 async function setup(t: Test, opts: { concurrency?: number; ready?: () => boolean } = {}) {
   const prefix = `{h${++n}}`;
   const store = new Redis(server.url, { maxRetriesPerRequest: null });
   defineGuardedAdd(store);
-  defineHandOffTake(store);
+  defineTrailingTake(store);
   const { connection, takes } = takingConnection(server.url, 'helper', { keys });
   const queues = new Map(['boss', 'helper'].map((q) => [q, new Queue(q, { connection: store, prefix })]));
   const seen: { id: string; token: string; blocking: boolean }[] = [];
@@ -73,7 +77,7 @@ async function setup(t: Test, opts: { concurrency?: number; ready?: () => boolea
     5000,
     () => 'no block',
   );
-  const handOff = new HandOff(worker, takes, opts.ready ?? (() => true));
+  const trailing = new TrailingTakes(worker, takes, opts.ready ?? (() => true));
   const parent = await queues.get('boss')!.add('boss', {}, { jobId: `p${n}` });
   const parentInv = `${prefix}:inv`;
   await store.hset(parentInv, 'epoch', '1');
@@ -83,24 +87,24 @@ async function setup(t: Test, opts: { concurrency?: number; ready?: () => boolea
     data: { v: 1, invocationId: id, rootId: id, agent: 'helper' },
     opts: { jobId: id, parent: { id: parent.id!, queue: parent.queueQualifiedName } },
   });
-  /** Adds `ids` as a submission does, handing `handed` off; the queue's marker count after, and the take's answer. */
-  async function submit(ids: string[], handed?: string, epoch = 1) {
+  /** Adds `ids` as a submission does, `trailed` taken right behind; the queue's marker count after, and the take's answer. */
+  async function submit(ids: string[], trailed?: string, epoch = 1) {
     const p = store.pipeline();
     const activation = { epoch, state: { id: parent.id } } as unknown as Activation;
-    queueChildJobs(p, queues, ids.map(child), activation, parentInv, handed);
-    if (handed) {
-      t.ok(handOff.canTake(), 'the worker can take a job');
-      handOff.queue(p);
+    queueChildJobs(p, queues, ids.map(child), activation, parentInv, trailed);
+    if (trailed) {
+      t.ok(trailing.canTake(), 'the worker can take a job');
+      trailing.queue(p);
     }
     p.zcard(helper.keys.marker!);
     const replies = (await p.exec())!;
-    if (handed && replies.at(-2)?.[0]) throw replies.at(-2)![0];
-    return { marker: replies.at(-1)?.[1] as number, took: handed ? replies.at(-2)?.[1] : undefined };
+    if (trailed && replies.at(-2)?.[0]) throw replies.at(-2)![0];
+    return { marker: replies.at(-1)?.[1] as number, took: trailed ? replies.at(-2)?.[1] : undefined };
   }
-  return { worker, helper, handOff, seen, hold, submit };
+  return { worker, helper, trailing, seen, hold, submit };
 }
 
-t.test('a handed job is taken in its add’s write and runs while the worker blocks', async (t) => {
+t.test('a trailed job is taken in its add’s write and runs while the worker blocks', async (t) => {
   const { helper, seen, submit } = await setup(t);
   const { marker, took } = await submit(['c1'], 'c1');
   t.equal(marker, 0, 'the add took its marker back: no worker wakes for the job');
@@ -111,11 +115,11 @@ t.test('a handed job is taken in its add’s write and runs while the worker blo
     () => JSON.stringify(seen),
   );
   t.equal(seen.length, 1);
-  t.match(seen[0]!.token, /:h\d+$/, 'processed under the hand-off’s token');
+  t.match(seen[0]!.token, /:h\d+$/, 'processed under the trailing take’s token');
   t.ok(seen[0]!.blocking, 'it ran while BullMQ’s loop was still in its blocking pop');
 });
 
-t.test('without the hand-off the add leaves its marker and the worker wakes for the job', async (t) => {
+t.test('without the trailing take the add leaves its marker and the worker wakes for the job', async (t) => {
   const { helper, seen, submit } = await setup(t);
   const { marker } = await submit(['c1']);
   // The marker is popped by the blocked worker as soon as the add put it there.
@@ -164,17 +168,17 @@ t.test('a fenced-out submission adds nothing and the take takes nothing', async 
   t.equal(await helper.getJob('c1'), undefined, 'no job added');
 });
 
-t.test('a worker without a free slot, or closed, is handed nothing', async (t) => {
+t.test('a worker without a free slot, or closed, takes nothing', async (t) => {
   let free = false;
-  const { worker, handOff } = await setup(t, { ready: () => free });
-  t.notOk(handOff.canTake(), 'no free slot');
+  const { worker, trailing } = await setup(t, { ready: () => free });
+  t.notOk(trailing.canTake(), 'no free slot');
   free = true;
-  t.ok(handOff.canTake());
+  t.ok(trailing.canTake());
   await worker.close();
-  t.notOk(handOff.canTake(), 'closed');
+  t.notOk(trailing.canTake(), 'closed');
 });
 
-t.test('closing the worker waits for a job handed to it', async (t) => {
+t.test('closing the worker waits for a job it took behind a step', async (t) => {
   const { worker, helper, seen, hold, submit } = await setup(t);
   hold.set('c1', gate());
   await submit(['c1'], 'c1');
@@ -188,13 +192,13 @@ t.test('closing the worker waits for a job handed to it', async (t) => {
     closed = true;
   });
   await new Promise((r) => setTimeout(r, 50));
-  t.notOk(closed, 'the worker waits for the job in hand');
+  t.notOk(closed, 'the worker waits for the job it holds');
   hold.get('c1')!.open();
   await closing;
   t.equal(await helper.getJobState('c1'), 'completed');
 });
 
-t.test('a child’s completion hands the parent it moves on to the runner, with no marker set', async (t) => {
+t.test('a child’s completion has the runner take the parent it moves on, with no marker set', async (t) => {
   const redis = new Redis(server.url, { maxRetriesPerRequest: null });
   const scripts = meshScripts(redis);
   const store = new ActivationStore(redis, scripts, keys, 3600);
@@ -213,12 +217,12 @@ t.test('a child’s completion hands the parent it moves on to the runner, with 
   const boss = build('boss', async (job, token) => {
     seen.push(`${job.id} ${token}`);
   });
-  const bossHandOff = new HandOff(boss.worker, boss.takes, () => true);
+  const bossTakes = new TrailingTakes(boss.worker, boss.takes, () => true);
   const finishes = new FinishesInCompletion();
   const helper = build('helper', async (job) => {
     const a = (await store.activate(childInv, childInv, 'r1'))!;
     const step = store.finishStep(a.state, a.epoch, { status: 'succeeded', output: 'ok', content: 'ok' }, a);
-    void finishes.defer(job.id!, step, { parentId: 'parent', handOff: bossHandOff });
+    void finishes.defer(job.id!, step, { parentId: 'parent', takes: bossTakes });
   });
   finishes.attach(helper.connection, COMPLETE_COMMAND.name, COMPLETE_COMMAND.keys);
   const flows = new FlowProducer({ connection: redis, prefix });
@@ -248,7 +252,7 @@ t.test('a child’s completion hands the parent it moves on to the runner, with 
     5000,
     () => seen.join(),
   );
-  t.match(seen, [/^parent .*:h\d+$/], 'the parent was taken by the hand-up, right behind the completion');
+  t.match(seen, [/^parent .*:h\d+$/], 'the parent was taken by the parent take, right behind the completion');
   t.equal(
     await redis.hget(keys.invocation(childInv, childInv), 'status'),
     'succeeded',

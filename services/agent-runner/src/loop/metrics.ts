@@ -98,7 +98,7 @@ export function runnerMetrics() {
     }),
     dispatchedJobs: new Counter({
       name: 'mesh_dispatched_jobs_total',
-      help: 'Jobs the adds that queued them handed to this runner while it blocked on their queue, taken for it in the add.',
+      help: 'Jobs the adds that queued them dispatched to this runner while it blocked on their queue, taken for it in the add.',
       labelNames: ['agent'],
       registers: [registry],
     }),

@@ -145,7 +145,7 @@ export async function buildRunner(opts: RunnerOptions): Promise<Runner> {
     codeAgents: opts.codeAgents ?? {},
     store: new ActivationStore(redis, meshScripts(redis), keys, opts.retentionSeconds),
     queues,
-    ...(fastPath ? { handOffs: fastPath.handOffs } : {}),
+    ...(fastPath ? { trailingTakes: fastPath.trailingTakes } : {}),
     models,
     deltas: new DeltaOutlet(
       redis,
@@ -168,7 +168,7 @@ export async function buildRunner(opts: RunnerOptions): Promise<Runner> {
     log: opts.log,
   };
   if (fastPath) {
-    const deps = { store: ctx.store, queues, handOffs: fastPath.handOffs };
+    const deps = { store: ctx.store, queues, trailingTakes: fastPath.trailingTakes };
     ctx.submitWithJobs = (sub) => fastPath.submitWithJobs(deps, sub);
   }
 
@@ -243,7 +243,7 @@ export async function buildRunner(opts: RunnerOptions): Promise<Runner> {
     stopWatchdog();
     await goneRunners?.stop();
     const draining = drainWorkers([...workers.values()], cancels.inFlight, opts.drainMs ?? DEFAULT_DRAIN_MS);
-    // Closing, the workers register no more blocks: no add hands this runner a job from now on.
+    // Closing, the workers register no more blocks: no add dispatches a job to this runner from now on.
     if (fastPath) await fastPath.withdrawDispatches(redis, [...workers.values()], id).catch(() => undefined);
     const drained = await draining;
     if (!drained) {

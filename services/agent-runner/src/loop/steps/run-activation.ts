@@ -72,9 +72,9 @@ async function activate(
   if (finishes) {
     // The parent this child's completion moves on goes to this runner, if it hosts the parent.
     const parentId = job.parent?.id;
-    const handOff = parentId ? ctx.handOffs?.get(activation.state.parentAgent ?? '') : undefined;
-    const handUp = handOff && parentId ? { parentId, handOff } : undefined;
-    activation.finishWithJob = (step) => finishes.defer(job.id!, step, handUp);
+    const takes = parentId ? ctx.trailingTakes?.get(activation.state.parentAgent ?? '') : undefined;
+    const parentTake = takes && parentId ? { parentId, takes } : undefined;
+    activation.finishWithJob = (step) => finishes.defer(job.id!, step, parentTake);
   }
   // Terminal already: only its session may still need the hand-off (its runner died before it).
   if (activation.epoch === 0) return settleRunnerSession(ctx, activation.state);

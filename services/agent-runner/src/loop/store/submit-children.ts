@@ -13,7 +13,7 @@ export interface SubmitOptions {
    * Queues more steps on the pipeline after the submissions of the children `callIds` (their
    * jobs), given the key of the invocation's hash (which holds its epoch); `last` for the last
    * write (which has the park). Returns how many; a step queued after those answers to its own
-   * callback (a hand-off's take: queue/fast-path/hand-off.ts).
+   * callback (a trailing take: queue/fast-path/trailing-takes.ts).
    */
   behind?: (
     pipeline: object,

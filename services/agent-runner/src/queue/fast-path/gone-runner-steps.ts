@@ -23,7 +23,7 @@ const STALLED_CHECK_KEYS = [
 // so the check that follows moves them back to wait now, exactly as it would once their locks had
 // lapsed: stalled count, failure past maxStalledCount, marker and `stalled` event are BullMQ's.
 // When the runner holds none, BullMQ's check does not run. The gone runner also leaves the queue's blocked workers
-// and their offers (shared queue/fast-path/dispatch.ts), so no add hands it a job.
+// and their offers (shared queue/fast-path/dispatch.ts), so no add dispatches a job to it.
 const RECLAIM_PRELUDE = `
 local meshGone = ARGV[5]
 redis.call("ZREM", ARGV[2] .. "${dispatchKeys.blocked('')}", meshGone)

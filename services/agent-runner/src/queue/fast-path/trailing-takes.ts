@@ -1,17 +1,18 @@
 import { type Job, raw2NextJobData, type Worker } from 'bullmq';
 import { Packr } from 'msgpackr';
-import { HAND_OFF_TAKE } from './fetch-scripts.js';
+import type { TrailingTaker } from '../../loop/fast-path-ports.js';
+import { TRAILING_TAKE } from './fetch-scripts.js';
 import type { TakenActivations } from './take-activation.js';
 
-/** The parts of a BullMQ 6 worker a job handed to it goes through (private in its types). */
-interface HandingWorker {
+/** The parts of a BullMQ 6 worker a trailing take goes through (private in its types). */
+interface TakingWorker {
   id: string;
   opts: { lockDuration?: number; limiter?: unknown; name?: string };
   keys: Record<string, string>;
   closing: Promise<void> | null;
   paused: boolean;
   running: boolean;
-  /** The main loop's queue of jobs in hand (BullMQ's AsyncFifoQueue); null when it does not run. */
+  /** The main loop's queue of jobs it holds (BullMQ's AsyncFifoQueue); null when it does not run. */
   mainLoopQueue: { add(job: Promise<unknown>): void } | null;
   createJob(data: unknown, id: string): Job;
   processJob(job: Job, token: string, fetchNext: () => boolean): Promise<unknown>;
@@ -25,10 +26,10 @@ type TakeStep = (args: unknown[], reply: Reply) => unknown;
 const packer = new Packr({ useRecords: false, encodeUndefinedAsNil: true });
 
 /**
- * A job handed to a worker of the runner whose step puts it in the wait list: the take of the job
- * goes out right behind that step. A delegation's first child is taken behind its add (the guarded
- * add of guarded-add.ts, told to hand the job off), a parent behind the completion of the
- * child that moves it on (finish-in-completion.ts). Such a job otherwise waits for the step to wake
+ * Trailing takes: a worker of the runner whose step puts a job in the wait list takes it in a step
+ * that trails that one on the same connection. A delegation's first child is taken behind its add
+ * (the guarded add of guarded-add.ts, told which job trails), a parent behind the completion of the
+ * child that moves it on (a parent take, finish-in-completion.ts). Such a job otherwise waits for the step to wake
  * a worker — another process, or this one from its blocking pop — whose take then crosses to
  * Redis and back: here the job and its activation (take-activation.ts) come back right behind the
  * step's own answer, and its run starts at once, in the process that is awake already.
@@ -38,7 +39,7 @@ const packer = new Packr({ useRecords: false, encodeUndefinedAsNil: true });
  * in its main loop's queue, as a job fetched by the completion of another. Any job may be the one
  * taken — the queue's oldest waiting — or none, when a worker elsewhere took it first.
  */
-export class HandOff {
+export class TrailingTakes implements TrailingTaker {
   private taken = 0;
 
   constructor(
@@ -53,7 +54,7 @@ export class HandOff {
    * one at once, `freeing` the caller's own (a parent that parks on the children it submits).
    */
   canTake(freeing = false): boolean {
-    const w = this.worker as unknown as HandingWorker;
+    const w = this.worker as unknown as TakingWorker;
     return (freeing || this.ready()) && w.running && !w.closing && !w.paused && w.mainLoopQueue !== null;
   }
 
@@ -64,9 +65,9 @@ export class HandOff {
    * that job alone, when it is the next to be taken.
    */
   queue(target: object, only?: string): void {
-    const w = this.worker as unknown as HandingWorker;
-    const send = (target as Record<string, TakeStep>)[HAND_OFF_TAKE];
-    if (typeof send !== 'function') throw new Error(`${HAND_OFF_TAKE} is not defined on the connection`);
+    const w = this.worker as unknown as TakingWorker;
+    const send = (target as Record<string, TakeStep>)[TRAILING_TAKE];
+    if (typeof send !== 'function') throw new Error(`${TRAILING_TAKE} is not defined on the connection`);
     const token = `${w.id}:h${this.taken++}`;
     const k = w.keys;
     const now = Date.now();
@@ -89,7 +90,7 @@ export class HandOff {
     this.takes.keep(raw);
     const [data, id] = raw2NextJobData(raw as never) as [unknown, string | undefined];
     if (!data || id === undefined) return;
-    const w = this.worker as unknown as HandingWorker;
+    const w = this.worker as unknown as TakingWorker;
     const job = w.createJob(data, id);
     job.token = token;
     w.emit('active', job, 'waiting');
