@@ -9,7 +9,7 @@ let stopping = false;
 const stop = async (signal: string) => {
   if (stopping) return;
   stopping = true;
-  log.info({ signal }, 'draining: no new jobs; finishing the ones in hand');
+  log.info({ signal }, 'draining: no new jobs; finishing the ones it holds');
   const built = await runner?.catch(() => undefined);
   await built?.close();
   await tracing.shutdown(); // the last spans go out

@@ -8,11 +8,11 @@ import {
   WaitingError,
 } from 'bullmq';
 
-/** The runner is draining and gives the job back: it goes to the queue for any runner to take. */
-export class HandBackError extends Error {
+/** The runner is draining and requeues the job: it goes to the queue for any runner to take. */
+export class RequeueError extends Error {
   constructor() {
-    super('The runner is shutting down and hands the invocation back.');
-    this.name = 'HandBackError';
+    super('The runner is shutting down and requeues the invocation.');
+    this.name = 'RequeueError';
   }
 }
 
@@ -27,9 +27,9 @@ export class SystemFaultError extends Error {
 /** BullMQ's control-flow errors: they steer the job and are not failures. */
 const CONTROL = [DelayedError, RateLimitError, UnrecoverableError, WaitingChildrenError, WaitingError];
 
-/** A system fault: neither a hand-back, nor a mesh outcome, nor BullMQ's control flow. */
+/** A system fault: neither a requeue, nor a mesh outcome, nor BullMQ's control flow. */
 export function isSystemFault(e: unknown): boolean {
-  return !(e instanceof HandBackError || isMeshError(e) || CONTROL.some((control) => e instanceof control));
+  return !(e instanceof RequeueError || isMeshError(e) || CONTROL.some((control) => e instanceof control));
 }
 
 /**
@@ -53,13 +53,13 @@ export function logSystemFault(e: unknown, job: Job, log: Logger): void {
 
 /**
  * The one place mesh outcomes meet BullMQ semantics. Business failures never reach here: the
- * activation writes them into the invocation and the job completes. A hand-back moves the job to
+ * activation writes them into the invocation and the job completes. A requeue moves the job to
  * the queue without spending an attempt (DelayedError, like WaitingChildrenError, does not count);
  * anything else is a system fault and BullMQ retries it with backoff, told only that it was one:
  * its own words went to the log (logSystemFault).
  */
 export async function settleJobError(e: unknown, job: Job, token: string): Promise<never> {
-  if (e instanceof HandBackError) {
+  if (e instanceof RequeueError) {
     await job.moveToDelayed(Date.now(), token);
     throw new DelayedError();
   }

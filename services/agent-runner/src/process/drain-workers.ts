@@ -1,8 +1,8 @@
 import type { Worker } from 'bullmq';
-import { HandBackError } from '../loop/job-errors.js';
+import { RequeueError } from '../loop/job-errors.js';
 
 /**
- * How long workers may take to close once their jobs were handed back. A worker whose blocking
+ * How long workers may take to close once their jobs were requeued. A worker whose blocking
  * connection is still reconnecting (a Redis blip just before SIGTERM) never finishes closing: it
  * waits for that connection's end. Past this the drain stops waiting; what it holds is recovered
  * like a crashed runner's (the gone-runner watch once the runner has exited), never lost.
@@ -10,8 +10,8 @@ import { HandBackError } from '../loop/job-errors.js';
 export const CLOSE_GRACE_MS = 5000;
 
 /**
- * Drains the workers: they take no new jobs and the ones in hand may finish; past `drainMs` the
- * rest are handed back to the queue (their recorded calls replay wherever they resume). Resolves
+ * Drains the workers: they take no new jobs and the ones they hold may finish; past `drainMs` the
+ * rest are requeued (their recorded calls replay wherever they resume). Resolves
  * true once every worker closed, false when they did not within `graceMs` after that.
  */
 export async function drainWorkers(
@@ -22,7 +22,7 @@ export async function drainWorkers(
 ): Promise<boolean> {
   const drained = Promise.all(workers.map((w) => w.close())).then(() => true);
   if (await within(drained, drainMs)) return true;
-  for (const c of inFlight.values()) c.abort(new HandBackError());
+  for (const c of inFlight.values()) c.abort(new RequeueError());
   return within(drained, graceMs);
 }
 

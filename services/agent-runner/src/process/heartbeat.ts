@@ -11,7 +11,7 @@ export interface Heartbeat {
   stop(): void;
   /**
    * Takes the runner out of every agent's set at once, and out of the mesh's set when `drained`:
-   * a runner that leaves jobs in hand stays there, so the gone-runner watch moves them on once its
+   * a runner that leaves jobs it holds stays there, so the gone-runner watch moves them on once its
    * connections close instead of when their locks lapse.
    */
   withdraw(drained: boolean): Promise<void>;

@@ -74,7 +74,7 @@ export interface RunnerOptions {
   codeAgents?: Record<string, LoadedCodeAgent>;
   /** The parked-parent watchdog: how often it sweeps and how long a parent must have been parked. */
   watchdog?: { intervalMs: number; minParkedMs: number };
-  /** How long close() lets jobs in hand finish before handing them back (default 30 s). */
+  /** How long close() lets the jobs it holds finish before requeueing them (default 30 s). */
   drainMs?: number;
   /** How deltas are published (MESH_DELTA_FLUSH_MS, MESH_DELTA_RETENTION_SECONDS); defaults 25 ms, 300 s. */
   deltas?: Partial<DeltaSettings>;
@@ -249,7 +249,7 @@ export async function buildRunner(opts: RunnerOptions): Promise<Runner> {
     if (!drained) {
       opts.log.warn(
         { runner: id },
-        'workers did not close after the drain; jobs in hand go back to their queues once this runner has exited',
+        'workers did not close after the drain; the jobs they hold go back to their queues once this runner has exited',
       );
     }
     await heartbeat.withdraw(drained);

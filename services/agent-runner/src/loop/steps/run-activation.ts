@@ -8,7 +8,7 @@ import {
 } from '@agentmesh/shared';
 import { type Job, UnrecoverableError } from 'bullmq';
 import type { JobFinishes, ReactStart, TakenActivation } from '../fast-path-ports.js';
-import { HandBackError, logSystemFault } from '../job-errors.js';
+import { logSystemFault, RequeueError } from '../job-errors.js';
 import { agentLabel } from '../metrics.js';
 import { cancelRemoteTask, runRemoteAgent } from '../remote/run-remote-agent.js';
 import { settleRunnerSession } from '../sessions/settle-runner-session.js';
@@ -25,7 +25,7 @@ import type { RunnerContext } from './runner-context.js';
  * One activation of an invocation: takes a new epoch, refuses what must not run, and hands the
  * agent to its runner (the ReAct loop or a code agent) until the invocation finishes or parks on
  * its children (then the worker slot is released by throwing WaitingChildrenError, and any runner
- * resumes it later). Cancellation, fencing and hand-back end every kind of agent the same way.
+ * resumes it later). Cancellation, fencing and requeueing end every kind of agent the same way.
  * `taken` is the activation the take of the job made already (take-activation.ts), if it did;
  * `late` when the job then waited for a slot. With `finishes`, the step completing the job can
  * end a delegation's invocation too (finish-in-completion.ts).
@@ -107,7 +107,7 @@ async function activate(
     if (isMeshError(e, 'cancelled'))
       return finishFailed(ctx, activation, codedError('cancelled', e.message), 'cancelled');
     if (e instanceof FencedOutError) return ctx.log.warn(log, e.message);
-    if (e instanceof HandBackError) await ctx.store.handBack(activation).catch(() => undefined);
+    if (e instanceof RequeueError) await ctx.store.requeue(activation).catch(() => undefined);
     throw e;
   }
 }

@@ -185,8 +185,8 @@ export class ActivationStore {
     return this.moveTo(activation, 'running');
   }
 
-  /** Marks the invocation `queued`: a draining runner hands it back for any runner to take. */
-  handBack(activation: Activation): Promise<void> {
+  /** Marks the invocation `queued`: a draining runner requeues it for any runner to take. */
+  requeue(activation: Activation): Promise<void> {
     return this.moveTo(activation, 'queued');
   }
 
