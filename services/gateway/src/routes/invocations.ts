@@ -93,7 +93,7 @@ export const invocationRoutes: FastifyPluginAsync<InvocationRoutesOptions> = asy
     async (req) => {
       const view = await invocations.viewFor(req.params.id, req.meshCaller);
       if (!view) throw notFound(req.params.id);
-      // A session's invocation waiting its turn: a hand-off a dead runner left undone is done now.
+      // A session's invocation waiting its turn: an advance a dead runner left undone is done now.
       if (view.status === 'queued' && !view.parentId) await invocations.settleSessionOf(view.id);
       return view;
     },

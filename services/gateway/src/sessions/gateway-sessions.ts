@@ -49,7 +49,7 @@ export class GatewaySessions {
 
   /**
    * Binds a new invocation to session `id` (`?session`, see SessionStore.claim), settling the
-   * session first so that a hand-off a dead runner left undone does not hold the new one back.
+   * session first so that an advance a dead runner left undone does not hold the new one back.
    */
   async bind(
     agent: string,
@@ -69,7 +69,7 @@ export class GatewaySessions {
 
   /**
    * The session's view for `caller` with one page of its messages (oldest first; a page stops at
-   * `limit` messages or before SESSION_PAGE_MAX_BYTES of them), settled first (a stale hand-off
+   * `limit` messages or before SESSION_PAGE_MAX_BYTES of them), settled first (a stale advance
    * shows as done); undefined when unseen.
    */
   async view(id: string, caller: Caller, query: SessionPageQuery): Promise<SessionView | undefined> {

@@ -2,7 +2,7 @@ import { type InvocationState, JOB_RETRY, type JobData, settleSession } from '@a
 import type { RunnerContext } from '../steps/runner-context.js';
 
 /**
- * Hands a root invocation's session on once it has ended (docs/guides/sessions.md): its exchange is appended
+ * Advances a root invocation's session once it has ended (docs/guides/sessions.md): its exchange is appended
  * and the next queued invocation of the session gets its job. Called after the finish step and by
  * an activation that finds its invocation terminal already (the job of a runner killed between the
  * two comes back to some runner): settling is idempotent. A failure here is logged, never thrown:
@@ -29,7 +29,7 @@ export async function settleRunnerSession(ctx: RunnerContext, state: InvocationS
   } catch (e) {
     ctx.log.warn(
       { invocationId: state.id, session: state.session, err: (e as Error).message },
-      'session hand-off failed; the next gateway or runner to touch the session settles it',
+      'session advance failed; the next gateway or runner to touch the session settles it',
     );
   }
 }

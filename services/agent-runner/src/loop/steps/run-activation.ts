@@ -76,7 +76,7 @@ async function activate(
     const parentTake = takes && parentId ? { parentId, takes } : undefined;
     activation.finishWithJob = (step) => finishes.defer(job.id!, step, parentTake);
   }
-  // Terminal already: only its session may still need the hand-off (its runner died before it).
+  // Terminal already: only its session may still need to advance (its runner died before it).
   if (activation.epoch === 0) return settleRunnerSession(ctx, activation.state);
   const log = {
     agent: activation.state.agent,

@@ -88,7 +88,7 @@ export interface RunnerContext {
   remote?: RemoteAgents;
   limits: RunnerLimits;
   retentionSeconds: number;
-  /** Sessions (docs/guides/sessions.md): runners hand a session on after its invocation ends. */
+  /** Sessions (docs/guides/sessions.md): runners advance a session after its invocation ends. */
   sessions: SessionStore;
   metrics: RunnerMetrics;
   log: Logger;
