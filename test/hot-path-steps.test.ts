@@ -2,8 +2,9 @@
 // make it): which Lua steps one run sends, and who is woken on the done channel. BullMQ's own steps
 // (add, take, complete) are not counted: the take carries ACTIVATE on one server (take-activation).
 import { createHash } from 'node:crypto';
-import * as lua from '@agentmesh/shared';
-import { childId, DONE_MESSAGE_MAX_BYTES, keyLayout, queueName } from '@agentmesh/shared';
+import { childId, keyLayout, queueName } from '@agentmesh/shared';
+import * as lua from '@agentmesh/shared/redis';
+import { DONE_MESSAGE_MAX_BYTES } from '@agentmesh/shared/redis';
 import { type MonitoredCommand, monitorRedis } from '@agentmesh/test-support/redis-monitor';
 import type { Redis } from 'ioredis';
 import t, { type Test } from 'tap';

@@ -2,7 +2,8 @@
 // arguments wait for BullMQ's completion of the job and ride in it, one step for both writes.
 // An invocation that had ended already leaves the job to BullMQ's step alone (not written), and
 // so does one another activation took over (fenced out) — as a FINISH of its own would.
-import { keyLayout, meshScripts } from '@agentmesh/shared';
+import { keyLayout } from '@agentmesh/shared';
+import { meshScripts } from '@agentmesh/shared/redis';
 import { type MonitoredCommand, monitorRedis } from '@agentmesh/test-support/redis-monitor';
 import { startRedis } from '@agentmesh/test-support/redis-server';
 import { createRootInvocation } from '@agentmesh/test-support/root-invocation';

@@ -2,7 +2,8 @@
 // ACTIVATE for the job they take, in the same step, and the processor gets its reply. What the take
 // must not activate (no free slot, another agent's job, unknown data) is left to the processor,
 // a gone invocation answers null, and a failure inside ACTIVATE reaches the processor.
-import { keyLayout, meshScripts } from '@agentmesh/shared';
+import { keyLayout } from '@agentmesh/shared';
+import { meshScripts } from '@agentmesh/shared/redis';
 import { type MonitoredCommand, monitorRedis } from '@agentmesh/test-support/redis-monitor';
 import { startRedis } from '@agentmesh/test-support/redis-server';
 import { createRootInvocation } from '@agentmesh/test-support/root-invocation';

@@ -4,7 +4,8 @@
 // A job added behind others leaves the marker and the take takes the oldest; a worker that cannot
 // take (no free slot, closed) takes nothing; closing the worker waits for a job it took so. And a
 // child's completion has the runner take the parent it moves on: right behind, no marker set.
-import { keyLayout, meshScripts } from '@agentmesh/shared';
+import { keyLayout } from '@agentmesh/shared';
+import { meshScripts } from '@agentmesh/shared/redis';
 import { monitorRedis } from '@agentmesh/test-support/redis-monitor';
 import { startRedis } from '@agentmesh/test-support/redis-server';
 import { createRootInvocation } from '@agentmesh/test-support/root-invocation';

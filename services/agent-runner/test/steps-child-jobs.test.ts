@@ -3,7 +3,8 @@
 // activation fenced out (another took the parent over) adds none. Of several children, the first
 // and its job go out in a write of their own, ahead of the rest and the park. The parent's job
 // parks in the last write (queue/fast-path/guarded-park.ts): waiting for its children, guarded by the epoch as well.
-import { type CallRecord, childId, keyLayout, meshScripts } from '@agentmesh/shared';
+import { type CallRecord, childId, keyLayout } from '@agentmesh/shared';
+import { meshScripts } from '@agentmesh/shared/redis';
 import { startRedis } from '@agentmesh/test-support/redis-server';
 import { createRootInvocation } from '@agentmesh/test-support/root-invocation';
 import { Queue, Worker } from 'bullmq';

@@ -1,11 +1,5 @@
-import {
-  connectRedis,
-  type KeyLayout,
-  type Logger,
-  MeshError,
-  type MeshRedis,
-  type RedisTarget,
-} from '@agentmesh/shared';
+import { type KeyLayout, type Logger, MeshError } from '@agentmesh/shared';
+import { connectRedis, type MeshRedis, type RedisTarget } from '@agentmesh/shared/redis';
 
 /**
  * Cancellation's fast path: the gateway flags the subtree in Redis (what every activation checks)

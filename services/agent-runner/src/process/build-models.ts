@@ -1,4 +1,5 @@
-import type { KeyLayout, MeshConfig, MeshRedis, ModelConfig } from '@agentmesh/shared';
+import type { KeyLayout, MeshConfig, ModelConfig } from '@agentmesh/shared';
+import type { MeshRedis } from '@agentmesh/shared/redis';
 import type { Agent } from 'undici';
 import type { ChatModel } from '../loop/model/chat-model.js';
 import { ConcurrencyLimitedModel } from '../loop/model/concurrency-limited-model.js';

@@ -1,4 +1,5 @@
-import type { KeyLayout, Logger, MeshRedis } from '@agentmesh/shared';
+import type { KeyLayout, Logger } from '@agentmesh/shared';
+import type { MeshRedis } from '@agentmesh/shared/redis';
 
 const HEARTBEAT_MS = 2000;
 

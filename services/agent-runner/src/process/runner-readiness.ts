@@ -1,4 +1,4 @@
-import type { MeshRedis } from '@agentmesh/shared';
+import type { MeshRedis } from '@agentmesh/shared/redis';
 import type { Worker } from 'bullmq';
 
 /** How long a readiness PING may take before Redis counts as unreachable (a hung server answers none). */

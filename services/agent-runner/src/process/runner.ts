@@ -1,26 +1,28 @@
 import os from 'node:os';
 import {
-  type ClusterNodeAddress,
   ConfigError,
-  connectRedis,
   DEFAULT_DELTA_FLUSH_MS,
   DEFAULT_DELTA_RETENTION_SECONDS,
   DEFAULT_DRAIN_MS,
   DEFAULT_SESSION_TTL_SECONDS,
-  isRedisCluster,
   keyLayout,
   type LoadedCodeAgent,
   type Logger,
   type MeshConfig,
   type MeshPlan,
   type ModelConfig,
-  meshScripts,
   planFromCatalogue,
   rootOf,
-  SessionStore,
   type ToolInfo,
-  waitForCatalogue,
 } from '@agentmesh/shared';
+import {
+  type ClusterNodeAddress,
+  connectRedis,
+  isRedisCluster,
+  meshScripts,
+  SessionStore,
+  waitForCatalogue,
+} from '@agentmesh/shared/redis';
 import { Agent } from 'undici';
 import { CancelListener } from '../loop/cancel-listener.js';
 import { DeltaOutlet, type DeltaSettings } from '../loop/deltas/delta-outlet.js';

@@ -1,4 +1,5 @@
-import { type KeyLayout, type MeshRedis, queueName } from '@agentmesh/shared';
+import { type KeyLayout, queueName } from '@agentmesh/shared';
+import type { MeshRedis } from '@agentmesh/shared/redis';
 import { Queue } from 'bullmq';
 
 /**

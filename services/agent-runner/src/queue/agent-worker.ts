@@ -1,5 +1,6 @@
 import { setMaxListeners } from 'node:events';
-import { connectRedis, type KeyLayout, queueName, type RedisTarget } from '@agentmesh/shared';
+import { type KeyLayout, queueName } from '@agentmesh/shared';
+import { connectRedis, type RedisTarget } from '@agentmesh/shared/redis';
 import { type Job, type Processor, Worker, type WorkerOptions } from 'bullmq';
 import { isSystemFault, settleJobError } from '../loop/job-errors.js';
 import { runActivation } from '../loop/steps/run-activation.js';

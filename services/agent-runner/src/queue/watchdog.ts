@@ -1,4 +1,5 @@
-import type { Logger, MeshRedis } from '@agentmesh/shared';
+import type { Logger } from '@agentmesh/shared';
+import type { MeshRedis } from '@agentmesh/shared/redis';
 import type { Queue } from 'bullmq';
 import { wakeDecidedParks } from '../loop/steps/approvals/wake-decided-parks.js';
 import { inInvocationTrace } from '../loop/tracing.js';

@@ -1,4 +1,5 @@
-import { type CallRecord, type KeyLayout, type MeshEvent, type MeshRedis, rootOf } from '@agentmesh/shared';
+import { type CallRecord, type KeyLayout, type MeshEvent, rootOf } from '@agentmesh/shared';
+import type { MeshRedis } from '@agentmesh/shared/redis';
 
 /**
  * An event as clients receive it (docs/reference/rest-api.md, docs/guides/streaming.md): a large text that its writer stored once and

@@ -1,4 +1,5 @@
-import { isTerminal, type KeyLayout, type MeshEvent, type MeshRedis, rootOf } from '@agentmesh/shared';
+import { isTerminal, type KeyLayout, type MeshEvent, rootOf } from '@agentmesh/shared';
+import type { MeshRedis } from '@agentmesh/shared/redis';
 import { resolveEvent } from './resolve-event.js';
 import { compareEntryIds, positionId, type TreePosition } from './tree-position.js';
 

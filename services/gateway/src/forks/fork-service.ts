@@ -13,17 +13,15 @@ import {
   forkEvents,
   type InvocationState,
   type InvocationView,
-  isRedisCluster,
   isTerminal,
   type KeyLayout,
   MeshError,
   type MeshPlan,
-  type MeshRedis,
-  type MeshScripts,
   newRootId,
   planFork,
   rootOf,
 } from '@agentmesh/shared';
+import { isRedisCluster, type MeshRedis, type MeshScripts } from '@agentmesh/shared/redis';
 import type { Caller } from '../auth/caller.js';
 import { type IdempotencyEntry, IdempotencyStore } from '../invocations/idempotency-store.js';
 import { CLAIM_GRACE_MS, type InvocationService } from '../invocations/invocation-service.js';

@@ -1,24 +1,26 @@
 import {
   type AgentPlan,
   callerTraceparent,
-  cancelTree,
   encodeEvent,
   encodeNewInvocation,
   type InvocationView,
-  isRedisCluster,
   isTerminal,
   JOB_RETRY,
   type JobData,
   type KeyLayout,
   MeshError,
   type MeshPlan,
-  type MeshRedis,
-  type MeshScripts,
   newRootId,
   rootOf,
-  type SessionStore,
   toInvocationView,
 } from '@agentmesh/shared';
+import {
+  cancelTree,
+  isRedisCluster,
+  type MeshRedis,
+  type MeshScripts,
+  type SessionStore,
+} from '@agentmesh/shared/redis';
 import type { Queue } from 'bullmq';
 import { wakeParkedJob } from '../approvals/wake-parked-job.js';
 import { ANYONE, type Caller } from '../auth/caller.js';

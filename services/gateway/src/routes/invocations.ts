@@ -1,10 +1,5 @@
-import {
-  type InvocationStatus,
-  type KeyLayout,
-  MeshError,
-  type MeshRedis,
-  NAME_PATTERN,
-} from '@agentmesh/shared';
+import { type InvocationStatus, type KeyLayout, MeshError, NAME_PATTERN } from '@agentmesh/shared';
+import type { MeshRedis } from '@agentmesh/shared/redis';
 import type { FastifyPluginAsync } from 'fastify';
 import type { InvocationService } from '../invocations/invocation-service.js';
 import { InvocationPageSchema } from '../invocations/invocation-summary.js';

@@ -1,15 +1,12 @@
+import { MeshError, type MeshPlan, SESSION_PAGE_MAX_BYTES, type SessionMessage } from '@agentmesh/shared';
 import {
-  MeshError,
-  type MeshPlan,
   type Multitask,
-  SESSION_PAGE_MAX_BYTES,
   type SessionClaim,
-  type SessionMessage,
   type SessionMeta,
   type SessionStarter,
   type SessionStore,
   settleSession,
-} from '@agentmesh/shared';
+} from '@agentmesh/shared/redis';
 import type { Caller } from '../auth/caller.js';
 
 /** What `GET /sessions/{id}` answers (docs/guides/sessions.md): one page of its messages. */

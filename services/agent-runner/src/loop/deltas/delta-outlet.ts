@@ -4,8 +4,8 @@ import {
   encodeEvent,
   type KeyLayout,
   type Logger,
-  type MeshRedis,
 } from '@agentmesh/shared';
+import type { MeshRedis } from '@agentmesh/shared/redis';
 import { CallDeltas } from './call-deltas.js';
 import { WatchCheck } from './watch-check.js';
 

@@ -1,4 +1,5 @@
-import type { KeyLayout, MeshRedis } from '@agentmesh/shared';
+import type { KeyLayout } from '@agentmesh/shared';
+import type { MeshRedis } from '@agentmesh/shared/redis';
 
 /** Trees remembered at once before the stale ones are dropped. */
 const PRUNE_AT = 1024;

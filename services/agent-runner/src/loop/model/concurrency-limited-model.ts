@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { MeshError, type MeshRedis, type ModelReply } from '@agentmesh/shared';
+import { MeshError, type ModelReply } from '@agentmesh/shared';
+import type { MeshRedis } from '@agentmesh/shared/redis';
 import { abortableSleep } from '../abortable-sleep.js';
 import type { ChatModel, ChatRequest } from './chat-model.js';
 

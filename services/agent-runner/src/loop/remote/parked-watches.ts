@@ -1,5 +1,6 @@
 import type { Client } from '@a2a-js/sdk/client';
-import { isMeshError, type KeyLayout, type Logger, type RedisTarget } from '@agentmesh/shared';
+import { isMeshError, type KeyLayout, type Logger } from '@agentmesh/shared';
+import type { RedisTarget } from '@agentmesh/shared/redis';
 import type { Job } from 'bullmq';
 import { CancelListener } from '../cancel-listener.js';
 import { isSettled, watchRemoteTask } from './watch-remote-task.js';

@@ -5,7 +5,8 @@ import {
   JsonRpcTransportFactory,
   type TransportFactory,
 } from '@a2a-js/sdk/client';
-import type { KeyLayout, Logger, MeshConfig, RedisTarget, RemoteAgentConfig } from '@agentmesh/shared';
+import type { KeyLayout, Logger, MeshConfig, RemoteAgentConfig } from '@agentmesh/shared';
+import type { RedisTarget } from '@agentmesh/shared/redis';
 import { ParkedWatches } from './parked-watches.js';
 import { RemoteError, toRemoteError } from './remote-error.js';
 import { DEFAULT_REMOTE_REQUEST_MS, remoteFetch } from './remote-fetch.js';

@@ -1,4 +1,5 @@
-import { type InvocationState, JOB_RETRY, type JobData, settleSession } from '@agentmesh/shared';
+import { type InvocationState, JOB_RETRY, type JobData } from '@agentmesh/shared';
+import { settleSession } from '@agentmesh/shared/redis';
 import type { RunnerContext } from '../steps/runner-context.js';
 
 /**

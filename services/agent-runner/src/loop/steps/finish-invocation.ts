@@ -3,10 +3,10 @@ import {
   type CodedError,
   codedError,
   normalizeTypedResult,
-  type Outcome,
   toChatMessageContent,
   truncateResult,
 } from '@agentmesh/shared';
+import type { Outcome } from '@agentmesh/shared/redis';
 import { agentLabel } from '../metrics.js';
 import { settleRunnerSession } from '../sessions/settle-runner-session.js';
 import type { Activation } from '../store/activation-store.js';

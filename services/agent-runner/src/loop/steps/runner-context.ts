@@ -6,9 +6,9 @@ import {
   type LoadedCodeAgent,
   type Logger,
   type MeshPlan,
-  type SessionStore,
   type ToolInfo,
 } from '@agentmesh/shared';
+import type { SessionStore } from '@agentmesh/shared/redis';
 import type { Queue } from 'bullmq';
 import type { DeltaOutlet } from '../deltas/delta-outlet.js';
 import type { Submission, TrailingTaker } from '../fast-path-ports.js';

@@ -1,23 +1,25 @@
 import {
   type CallRecord,
   type CodedError,
-  cancelTree,
   compareCallIds,
   decodeCalls,
   decodeInvocation,
   encodeEvent,
-  type FlaggedNode,
-  finishArgs,
   type InvocationState,
-  isRedisCluster,
   isTerminal,
   type KeyLayout,
   MeshError,
   type MeshEventType,
+} from '@agentmesh/shared';
+import {
+  cancelTree,
+  type FlaggedNode,
+  finishArgs,
+  isRedisCluster,
   type MeshRedis,
   type MeshScripts,
   type Outcome,
-} from '@agentmesh/shared';
+} from '@agentmesh/shared/redis';
 import type { Activation, ChildSubmission, PendingRecord, ScriptPipeline } from './activation.js';
 import { FencedOutError } from './activation.js';
 import { recordCallArgs } from './activation-args.js';

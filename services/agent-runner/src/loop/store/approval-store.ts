@@ -1,13 +1,11 @@
 import {
-  APPROVAL_WAKE_PREFIX,
   type ApprovalRequest,
   type CallRecord,
   encodeEvent,
   type KeyLayout,
   MeshError,
-  type MeshRedis,
-  type MeshScripts,
 } from '@agentmesh/shared';
+import { APPROVAL_WAKE_PREFIX, type MeshRedis, type MeshScripts } from '@agentmesh/shared/redis';
 import { type Activation, FencedOutError } from './activation.js';
 
 /** How many pending approvals one API key's index keeps (the newest); older ones still decide by id. */

@@ -1,11 +1,5 @@
-import {
-  cancelTree,
-  codedError,
-  type KeyLayout,
-  MeshError,
-  type MeshRedis,
-  type MeshScripts,
-} from '@agentmesh/shared';
+import { codedError, type KeyLayout, MeshError } from '@agentmesh/shared';
+import { cancelTree, type MeshRedis, type MeshScripts } from '@agentmesh/shared/redis';
 import type { Activation } from './activation.js';
 
 /**

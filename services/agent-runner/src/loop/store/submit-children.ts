@@ -1,4 +1,5 @@
-import type { KeyLayout, MeshRedis } from '@agentmesh/shared';
+import type { KeyLayout } from '@agentmesh/shared';
+import type { MeshRedis } from '@agentmesh/shared/redis';
 import { type Activation, type ChildSubmission, FencedOutError, type ScriptPipeline } from './activation.js';
 import { submitChildArgs } from './activation-args.js';
 import { checkPending, queuePending } from './pending-records.js';

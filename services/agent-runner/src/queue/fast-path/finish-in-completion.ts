@@ -1,4 +1,4 @@
-import { FINISH, FINISH_FUNCTION, IS_TERMINAL } from '@agentmesh/shared';
+import { FINISH, FINISH_FUNCTION, IS_TERMINAL } from '@agentmesh/shared/redis';
 import type { JobFinishes, ParentTake } from '../../loop/fast-path-ports.js';
 import { FencedOutError } from '../../loop/store/activation.js';
 

@@ -1,5 +1,5 @@
-import { REDIS_NOW_MS } from '@agentmesh/shared';
 import { bullmqScript, dispatchKeys } from '@agentmesh/shared/queue/fast-path';
+import { REDIS_NOW_MS } from '@agentmesh/shared/redis';
 import type { Queue } from 'bullmq';
 import type { ChainableCommander, Redis } from 'ioredis';
 

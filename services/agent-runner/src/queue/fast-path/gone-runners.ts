@@ -1,4 +1,5 @@
-import { connectRedis, type KeyLayout, type Logger, type RedisTarget } from '@agentmesh/shared';
+import type { KeyLayout, Logger } from '@agentmesh/shared';
+import { connectRedis, type RedisTarget } from '@agentmesh/shared/redis';
 import type { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { runnerClientName } from '../client-name.js';

@@ -6,7 +6,7 @@
  * The gateway's part, and the BullMQ steps both build on, are in the shared package's
  * queue/fast-path.
  */
-import type { MeshRedis } from '@agentmesh/shared';
+import type { MeshRedis } from '@agentmesh/shared/redis';
 import { withdrawDispatches } from './dispatched-takes.js';
 import { defineTrailingTake } from './fetch-scripts.js';
 import { GoneRunnerWatch, type GoneRunnerWatchOptions } from './gone-runners.js';

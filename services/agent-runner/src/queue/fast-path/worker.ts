@@ -1,4 +1,5 @@
-import { type KeyLayout, type MeshRedis, queueName } from '@agentmesh/shared';
+import { type KeyLayout, queueName } from '@agentmesh/shared';
+import type { MeshRedis } from '@agentmesh/shared/redis';
 import { type Processor, Worker, type WorkerOptions } from 'bullmq';
 import type { TakenActivation } from '../../loop/fast-path-ports.js';
 import { agentLabel } from '../../loop/metrics.js';

@@ -1,4 +1,5 @@
-import type { Logger, MeshRedis } from '@agentmesh/shared';
+import type { Logger } from '@agentmesh/shared';
+import type { MeshRedis } from '@agentmesh/shared/redis';
 import type { Queue } from 'bullmq';
 import { inInvocationTrace } from '../../tracing.js';
 
