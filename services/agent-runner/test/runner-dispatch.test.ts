@@ -4,8 +4,8 @@
 // also watches: the worker runs it without a take of its own, and no other worker wakes. A worker
 // whose block lapsed, that has no free slot, that was woken by the marker, or whose runner withdrew
 // is dispatched nothing: the job waits for a take, as BullMQ's add leaves it.
-import { keyLayout } from '@agentmesh/shared';
-import { defineDispatchingAdd, dispatchKeys } from '@agentmesh/shared/queue/fast-path';
+import { dispatchKeys, keyLayout } from '@agentmesh/shared';
+import { defineDispatchingAdd } from '@agentmesh/shared/queue/fast-path';
 import { meshScripts } from '@agentmesh/shared/redis';
 import { monitorRedis } from '@agentmesh/test-support/redis-monitor';
 import { startRedis } from '@agentmesh/test-support/redis-server';

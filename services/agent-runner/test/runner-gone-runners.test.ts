@@ -10,7 +10,6 @@ import { waitUntil } from '@agentmesh/test-support/wait-until';
 import { type Job, Queue, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import t, { type Test } from 'tap';
-import { runnerClientName } from '../src/queue/client-name.js';
 import { GoneRunnerWatch, type GoneRunnerWatchOptions } from '../src/queue/fast-path/gone-runners.js';
 
 const server = await startRedis();
@@ -91,7 +90,7 @@ async function setup(t: Test) {
   const take = async (id: string, opts: { add: boolean } = { add: true }) => {
     const connection = new Redis(server.url, {
       maxRetriesPerRequest: null,
-      connectionName: runnerClientName(keys, id),
+      connectionName: keys.runnerClient(id),
     });
     const worker = new Worker('agent-work', null, {
       connection,
@@ -244,7 +243,7 @@ t.test(
     );
     const w = m.watch('watcher', { graceMs: 0, settleMs: 3000 });
     await m.holding(w, 'watcher');
-    const name = runnerClientName(m.keys, 'watcher');
+    const name = m.keys.runnerClient('watcher');
     const list = String(await redis.call('CLIENT', 'LIST', 'TYPE', 'normal'));
     const id = new RegExp(`^id=(\\d+) .* name=${name} `, 'm').exec(list)?.[1];
     t.ok(id, "the watch's connection bears the runner's name");

@@ -38,7 +38,6 @@ import { ActivationStore } from '../loop/store/activation-store.js';
 import { ToolClient } from '../loop/tools/tool-client.js';
 import { agentQueues } from '../queue/agent-queues.js';
 import { stalledCheckSettings, startAgentWorker } from '../queue/agent-worker.js';
-import { runnerClientName } from '../queue/client-name.js';
 import { endRecentFailedJobs } from '../queue/end-failed-job.js';
 import type { RunnerFastPath } from '../queue/fast-path/index.js';
 import { Slots } from '../queue/slots.js';
@@ -105,7 +104,7 @@ export async function buildRunner(opts: RunnerOptions): Promise<Runner> {
   const target = { url: opts.redisUrl, clusterNodes: opts.redisClusterNodes };
   const id = `${os.hostname()}-${process.pid}-${Math.random().toString(36).slice(2, 8)}`;
   // Every command connection bears the runner's name: one left open says the runner lives (gone-runners.ts).
-  const connectionName = runnerClientName(keys, id);
+  const connectionName = keys.runnerClient(id);
   const redis = connectRedis(target, { maxRetriesPerRequest: null, connectionName });
   redis.on('error', (e: Error) => opts.log.warn({ err: e.message }, 'redis connection error'));
   const catalogue = await waitForCatalogue(redis, keys, {

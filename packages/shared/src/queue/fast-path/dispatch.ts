@@ -1,3 +1,4 @@
+import { dispatchKeys } from '../../keys.js';
 import { REDIS_NOW_MS } from '../../store/lua-fragments.js';
 import { BULLMQ_VERSION, bullmqScript } from './bullmq-script.js';
 import { MOVE_TO_ACTIVE_KEYS, markedSettings, takeStepLua } from './take-step.js';
@@ -19,16 +20,6 @@ export interface DispatchOffer {
   name: string;
   head: string;
 }
-
-/** The keys of the dispatch, under the queue's key (BullMQ's prefix and queue, `{p}:agent-x:`). */
-export const dispatchKeys = {
-  /** Sorted set: the runners whose worker blocks on the queue now, scored by when that block lapses. */
-  blocked: (queueKey: string) => `${queueKey}blocked`,
-  /** Hash: each such runner's DispatchOffer, as JSON. */
-  offers: (queueKey: string) => `${queueKey}offers`,
-  /** Sorted set a runner's worker blocks on beside the marker: the answers of takes made for it. */
-  inbox: (queueKey: string, runner: string) => `${queueKey}inbox:${runner}`,
-};
 
 /**
  * Ahead of BullMQ's add of a standard job: `meshDispatchJob(jobId)` dispatches the job just added to

@@ -1,4 +1,5 @@
-import { type DispatchOffer, dispatchKeys } from '@agentmesh/shared/queue/fast-path';
+import { dispatchKeys } from '@agentmesh/shared';
+import type { DispatchOffer } from '@agentmesh/shared/queue/fast-path';
 import { type MeshRedis, REDIS_NOW_MS } from '@agentmesh/shared/redis';
 import { ConnectionClosedError, type Job, raw2NextJobData, type Worker } from 'bullmq';
 import { unpack } from 'msgpackr';

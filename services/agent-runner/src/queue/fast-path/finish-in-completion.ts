@@ -1,3 +1,4 @@
+import { bullKeys } from '@agentmesh/shared';
 import { FINISH, FINISH_FUNCTION, IS_TERMINAL } from '@agentmesh/shared/redis';
 import type { JobFinishes, ParentTake } from '../../loop/fast-path-ports.js';
 import { FencedOutError } from '../../loop/store/activation.js';
@@ -27,9 +28,10 @@ const FINISH_KEYS = FINISH.numberOfKeys!;
  */
 export const FINISH_PRELUDE = `${FINISH_FUNCTION}${IS_TERMINAL}
 local meshTakenParentId
+-- queueKey is BullMQ's parentQueueKey, without the trailing ':' of toKey('').
 local function meshParentTaken(queueKey, parentId)
-  return meshTakenParentId == parentId and redis.call('LLEN', queueKey .. ':wait') == 0
-    and redis.call('ZCARD', queueKey .. ':prioritized') == 0
+  return meshTakenParentId == parentId and redis.call('LLEN', queueKey .. '${bullKeys.queue(':', 'wait')}') == 0
+    and redis.call('ZCARD', queueKey .. '${bullKeys.queue(':', 'prioritized')}') == 0
 end
 local function meshFinishFirst()
   local at

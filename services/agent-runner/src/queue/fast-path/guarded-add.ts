@@ -1,3 +1,4 @@
+import { bullKeys } from '@agentmesh/shared';
 import { BULLMQ_VERSION, bullmqScript } from '@agentmesh/shared/queue/fast-path';
 import { Job, type Queue } from 'bullmq';
 import type { ChildJob } from '../../loop/steps/child-jobs.js';
@@ -69,7 +70,10 @@ export function queueChildJobs(
   for (const { name, data, opts } of jobs) {
     trailing = opts.jobId === trailed ? ['1'] : [];
     const job = new Job(queues.get(name)!, name, data, opts, opts.jobId);
-    const parentOpts = { parentKey: job.parentKey, parentDependenciesKey: `${job.parentKey}:dependencies` };
+    const parentOpts = {
+      parentKey: job.parentKey,
+      parentDependenciesKey: bullKeys.dependencies(job.parentKey!),
+    };
     // The step is queued before addJob's first await; its reply comes from the pipeline's results.
     void job.addJob(client as never, parentOpts).catch(() => undefined);
   }
