@@ -29,7 +29,15 @@ export { type ForkPoint, type ForkRecordOptions, type ForkRecords, planFork } fr
 export * from './ids.js';
 export { importModule } from './import-module.js';
 export * from './json/index.js';
-export { type BullQueueKey, bullKeys, dispatchKeys, type KeyLayout, keyLayout, queueName } from './keys.js';
+export {
+  type BullQueueKey,
+  bullKeys,
+  dispatchKeys,
+  type KeyLayout,
+  keyLayout,
+  queueName,
+  runnerClientName,
+} from './keys.js';
 export { type LoadedCodeAgent, loadCodeAgents } from './load-code-agents.js';
 export * from './log/index.js';
 export * from './plan/index.js';

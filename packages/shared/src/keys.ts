@@ -74,11 +74,6 @@ export interface KeyLayout {
   sessionMessages(id: string): string;
   /** List with TTL: a session's invocations waiting for the running one, next first (bounded). */
   sessionQueue(id: string): string;
-  /**
-   * Not a key: the name (CLIENT SETNAME) every connection of runner `id` bears, by which the
-   * gone-runner watch tells a live runner (a client name holds no space or control byte).
-   */
-  runnerClient(id: string): string;
 }
 
 function sha256(text: string): string {
@@ -126,8 +121,15 @@ export function keyLayout(prefix = 'mesh'): KeyLayout {
     sessionInvocations: (id) => `${prefix}:{session:${id}}:invocations`,
     sessionMessages: (id) => `${prefix}:{session:${id}}:messages`,
     sessionQueue: (id) => `${prefix}:{session:${id}}:queue`,
-    runnerClient: (id) => `${prefix}:runner:${id}`.replace(/[^!-~]/g, '_'),
   };
+}
+
+/**
+ * Not a key, a name under the prefix: the CLIENT SETNAME every connection of runner `id` bears, by
+ * which the gone-runner watch tells a live runner (a client name holds no space or control byte).
+ */
+export function runnerClientName(keys: KeyLayout, id: string): string {
+  return `${keys.prefix}:runner:${id}`.replace(/[^!-~]/g, '_');
 }
 
 /**

@@ -4,7 +4,7 @@
 // One watch looks at a time (a lease); one that takes a lapsed lease counts its holder gone since
 // its last renewal. Where names or CLIENT LIST are refused, or right after its connection came
 // back, the watch judges nobody.
-import { type KeyLayout, keyLayout, type Logger } from '@agentmesh/shared';
+import { type KeyLayout, keyLayout, type Logger, runnerClientName } from '@agentmesh/shared';
 import { startRedis } from '@agentmesh/test-support/redis-server';
 import { waitUntil } from '@agentmesh/test-support/wait-until';
 import { type Job, Queue, Worker } from 'bullmq';
@@ -90,7 +90,7 @@ async function setup(t: Test) {
   const take = async (id: string, opts: { add: boolean } = { add: true }) => {
     const connection = new Redis(server.url, {
       maxRetriesPerRequest: null,
-      connectionName: keys.runnerClient(id),
+      connectionName: runnerClientName(keys, id),
     });
     const worker = new Worker('agent-work', null, {
       connection,
@@ -243,7 +243,7 @@ t.test(
     );
     const w = m.watch('watcher', { graceMs: 0, settleMs: 3000 });
     await m.holding(w, 'watcher');
-    const name = m.keys.runnerClient('watcher');
+    const name = runnerClientName(m.keys, 'watcher');
     const list = String(await redis.call('CLIENT', 'LIST', 'TYPE', 'normal'));
     const id = new RegExp(`^id=(\\d+) .* name=${name} `, 'm').exec(list)?.[1];
     t.ok(id, "the watch's connection bears the runner's name");

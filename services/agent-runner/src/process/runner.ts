@@ -13,6 +13,7 @@ import {
   type ModelConfig,
   planFromCatalogue,
   rootOf,
+  runnerClientName,
   type ToolInfo,
 } from '@agentmesh/shared';
 import {
@@ -104,7 +105,7 @@ export async function buildRunner(opts: RunnerOptions): Promise<Runner> {
   const target = { url: opts.redisUrl, clusterNodes: opts.redisClusterNodes };
   const id = `${os.hostname()}-${process.pid}-${Math.random().toString(36).slice(2, 8)}`;
   // Every command connection bears the runner's name: one left open says the runner lives (gone-runners.ts).
-  const connectionName = keys.runnerClient(id);
+  const connectionName = runnerClientName(keys, id);
   const redis = connectRedis(target, { maxRetriesPerRequest: null, connectionName });
   redis.on('error', (e: Error) => opts.log.warn({ err: e.message }, 'redis connection error'));
   const catalogue = await waitForCatalogue(redis, keys, {

@@ -1,4 +1,4 @@
-import type { KeyLayout, Logger } from '@agentmesh/shared';
+import { type KeyLayout, type Logger, runnerClientName } from '@agentmesh/shared';
 import { connectRedis, type RedisTarget } from '@agentmesh/shared/redis';
 import type { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
@@ -70,7 +70,7 @@ export class GoneRunnerWatch {
       connectRedis(opts.redis, {
         enableOfflineQueue: false,
         maxRetriesPerRequest: 1,
-        connectionName: opts.keys.runnerClient(opts.runnerId),
+        connectionName: runnerClientName(opts.keys, opts.runnerId),
       }) as Redis,
     );
     this.conn.on('ready', () => void this.settle());
@@ -154,7 +154,7 @@ export class GoneRunnerWatch {
     const live = clientNames(String(listReply?.[1] ?? ''));
     // Names this watch cannot see on its own connection are not set (ioredis ignores a refused
     // SETNAME): every runner would look gone. Judge nobody then.
-    if (!live.has(keys.runnerClient(runnerId))) {
+    if (!live.has(runnerClientName(keys, runnerId))) {
       if (!this.unnamed) {
         this.unnamed = true;
         this.opts.log.warn(
@@ -167,7 +167,7 @@ export class GoneRunnerWatch {
     const registered = new Set((setReply?.[1] as string[] | undefined) ?? []);
     for (const id of this.absentSince.keys()) if (!registered.has(id)) this.absentSince.delete(id);
     for (const id of registered) {
-      if (id === runnerId || live.has(keys.runnerClient(id))) {
+      if (id === runnerId || live.has(runnerClientName(keys, id))) {
         this.absentSince.delete(id);
         continue;
       }
