@@ -23,7 +23,7 @@ const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const GRACE_MS = 15_000;
 // A service that exits because Ctrl-C reached the whole process group must not read as a crash.
 const SIGNAL_RACE_MS = 300;
-// `npm run dev` restarts runners on every change: what they hold is handed back within this (ms).
+// `npm run dev` restarts runners on every change: what they hold is requeued within this (ms).
 const DEV_DRAIN_MS = '2000';
 
 const env = process.env;

@@ -1,7 +1,7 @@
 import { type SendMessageRequest, type StreamResponse, type Task, TaskState } from '@a2a-js/sdk';
 import { ClientFactory, JsonRpcTransportFactory } from '@a2a-js/sdk/client';
 import t from 'tap';
-import { watchRemoteTask } from '../services/agent-runner/src/remote/watch-remote-task.js';
+import { watchRemoteTask } from '../services/agent-runner/src/loop/remote/watch-remote-task.js';
 import { a2aSend } from './support/a2a-message.js';
 import { type FakeScript, toolMessagesOf, turnOf } from './support/fake-model.js';
 import { listenGateway, startMesh } from './support/mesh.js';

@@ -1,5 +1,5 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { connectRedis } from '@agentmesh/shared';
+import { connectRedis } from '@agentmesh/shared/redis';
 import { startRedis } from '@agentmesh/test-support/redis-server';
 import { waitUntil } from '@agentmesh/test-support/wait-until';
 import t from 'tap';

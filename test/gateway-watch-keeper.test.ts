@@ -1,6 +1,7 @@
 // The watch flag of a tree (docs/guides/streaming.md, "Watching a tree"): one refresh timer per
 // tree however many delta streams of it a gateway holds, and none once the last is released.
-import { connectRedis, keyLayout } from '@agentmesh/shared';
+import { keyLayout } from '@agentmesh/shared';
+import { connectRedis } from '@agentmesh/shared/redis';
 import { monitorRedis } from '@agentmesh/test-support/redis-monitor';
 import { startRedis } from '@agentmesh/test-support/redis-server';
 import { waitUntil } from '@agentmesh/test-support/wait-until';

@@ -2,8 +2,9 @@
 // make it): which Lua steps one run sends, and who is woken on the done channel. BullMQ's own steps
 // (add, take, complete) are not counted: the take carries ACTIVATE on one server (take-activation).
 import { createHash } from 'node:crypto';
-import * as lua from '@agentmesh/shared';
-import { childId, DONE_MESSAGE_MAX_BYTES, keyLayout, queueName } from '@agentmesh/shared';
+import { childId, keyLayout, queueName } from '@agentmesh/shared';
+import * as lua from '@agentmesh/shared/redis';
+import { DONE_MESSAGE_MAX_BYTES } from '@agentmesh/shared/redis';
 import { type MonitoredCommand, monitorRedis } from '@agentmesh/test-support/redis-monitor';
 import type { Redis } from 'ioredis';
 import t, { type Test } from 'tap';
@@ -162,14 +163,14 @@ t.test(
       t.equal(p.status, 'succeeded');
       const call = p.calls.find((c: { kind: string }) => c.kind === 'subagent');
       const child = (await mesh.get(`/invocations/${childId(p.id, call.callId)}`)).json;
-      // The add of the child's job, handed off; the next step of its connection takes the job.
+      // The add of the child's job, taken right behind: the next step of its connection takes the job.
       const add = monitor.seen.findIndex(
         (c) =>
           isScript(c) &&
           c.args.at(-1) === '1' &&
           c.args.some((a) => a.includes(`"invocationId":"${child.id}"`)),
       );
-      t.ok(add >= 0, `the child's job was added, handed off (${child.id})`);
+      t.ok(add >= 0, `the child's job was added, taken right behind (${child.id})`);
       t.ok(
         isScript(after(add)) && after(add)!.args.includes(waitKey('child')),
         'the same connection took the child next',
@@ -186,11 +187,11 @@ t.test(
           after(take)!.args.includes(waitKey('parent').replace(/wait$/, 'waiting-children')),
         'the parent’s job parked in the same write',
       );
-      // The completion of the child's job, handing its parent up; the next step takes the parent.
+      // The completion of the child's job, with a parent take: the next step takes the parent.
       const done = monitor.seen.findIndex(
-        (c) => isScript(c) && c.args.includes('agentmesh:handup:1') && c.args.includes(child.id),
+        (c) => isScript(c) && c.args.includes('agentmesh:parenttake:1') && c.args.includes(child.id),
       );
-      t.ok(done >= 0, 'the child’s completion hands its parent up');
+      t.ok(done >= 0, 'the child’s completion carries the parent take');
       t.ok(
         isScript(after(done)) && after(done)!.args.includes(waitKey('parent')),
         'the same connection took the parent next',

@@ -32,7 +32,7 @@ for (const latencyMs of [0, 20]) {
       });
       const keys = keyLayout(mesh.prefix);
       // One runner process with the shipped RUNNER_CONCURRENCY: its workers take hundreds of jobs
-      // in a burst, and parents are handed back to it as they resume. Locks of 10 s, not 3: a
+      // in a burst, and parents come back to it as they resume. Locks of 10 s, not 3: a
       // loaded machine starves a 3 s lock; a stale token fails however long the lock (a lock that
       // lapses while the worker still takes a burst: queue-taken-lock.test.ts, runner-early-start).
       const runners = [

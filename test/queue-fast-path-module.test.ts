@@ -48,7 +48,7 @@ t.test('outside the fast path, its modules are imported for types only, or dynam
   t.same(valueImports, [], 'no value import of the fast path');
   t.same(
     dynamic.sort(),
-    ['services/agent-runner/src/runner.ts', 'services/gateway/src/app.ts'],
+    ['services/agent-runner/src/process/runner.ts', 'services/gateway/src/app.ts'],
     "each process's entry point loads it, once",
   );
 });

@@ -90,7 +90,7 @@ t.test('a runner process is ready while it runs, and not ready while it drains a
   t.equal(
     (await mesh.get(`/invocations/${started.json.id}`)).json.status,
     'succeeded',
-    'the job in hand finished',
+    'the job it held finished',
   );
 });
 

@@ -59,7 +59,7 @@ t.test('a session keeps its newest exchanges within MESH_SESSION_MAX_BYTES', asy
 
 t.test('an older, larger list is read only as far as the bound, and paged', async (t) => {
   await mesh.invoke('chat', { prompt: 'hello' }, 'session=legacy');
-  // Its exchange is appended by the runner's hand-off, right after the invocation ends.
+  // Its exchange is appended by the session's advance, right after the invocation ends.
   await waitUntil(
     async () => (await mesh.client.llen(keys.sessionMessages('legacy'))) === 2,
     10_000,
@@ -113,7 +113,7 @@ t.test('an older, larger list is read only as far as the bound, and paged', asyn
   t.equal(asked.at(-1)?.content, 'next');
   t.match(asked.at(-2)?.content, /^19:b+$/, 'the newest exchange of the old list came first');
 
-  // Its hand-off trimmed the list to the bound; a cursor from before starts at the new head.
+  // Its advance trimmed the list to the bound; a cursor from before starts at the new head.
   t.ok((await memory(messages)) < 1.2 * MiB, 'the list is within the bound now');
   const resumed = await mesh.get(`/sessions/legacy?limit=2&cursor=${afterTwo}`);
   t.equal(resumed.status, 200);

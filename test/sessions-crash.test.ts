@@ -1,5 +1,5 @@
 // Sessions across runner crashes (docs/architecture/durability-and-fencing.md, docs/guides/sessions.md): an invocation's finish and its session's
-// hand-off are two steps (two hash tags); a runner dying around them loses no exchange and stalls
+// advance are two steps (two hash tags); a runner dying around them loses no exchange and stalls
 // no queue, whoever notices settles the session.
 import { JOB_RETRY, keyLayout, queueName } from '@agentmesh/shared';
 import { Queue } from 'bullmq';
@@ -56,40 +56,47 @@ t.test(
   },
 );
 
-t.test('a finished invocation whose job comes back to a runner gets its hand-off done there', async (t) => {
-  const mesh = await startMesh(t, {
-    agentsYaml: chat,
-    script: (r) => ({ final: `answer to ${lastUser(r)}` }),
-  });
-  const first = await mesh.invoke('chat', { prompt: 'kept' }, 'session=job-back');
-  const id = first.json.id;
-  const meta = 'mesh:{session:job-back}:meta';
-  await waitUntil(
-    async () => (await mesh.client.hget(meta, 'current')) === '',
-    10_000,
-    () => 'the hand-off',
-  );
-  // What a runner SIGKILLed right after the FINISH step leaves, and its job, whose lock lapsed,
-  // handed to another runner: the session still names the invocation and lacks its exchange.
-  await mesh.client.hset(meta, 'current', id);
-  await mesh.client.del('mesh:{session:job-back}:messages');
-  const keys = keyLayout(mesh.prefix);
-  const queue = new Queue(queueName('chat'), { connection: mesh.client, prefix: keys.bullPrefix });
-  t.teardown(() => queue.close());
-  await queue.remove(id);
-  await queue.add('chat', { v: 1, invocationId: id, rootId: id, agent: 'chat' }, { jobId: id, ...JOB_RETRY });
-  // Read from Redis, not through the gateway (whose reads settle sessions too).
-  await waitUntil(
-    async () => (await mesh.client.hget(meta, 'current')) === '',
-    10_000,
-    () => 'the runner to settle the session',
-  );
-  const messages = (await mesh.client.lrange('mesh:{session:job-back}:messages', 0, -1)).map((m) =>
-    JSON.parse(m),
-  );
-  t.same(messages, [
-    { role: 'user', content: 'kept', invocationId: id },
-    { role: 'assistant', content: 'answer to kept', invocationId: id },
-  ]);
-  t.equal(mesh.model.requests.length, 1, 'the finished invocation did not run again');
-});
+t.test(
+  'a finished invocation whose job comes back to a runner gets its session advanced there',
+  async (t) => {
+    const mesh = await startMesh(t, {
+      agentsYaml: chat,
+      script: (r) => ({ final: `answer to ${lastUser(r)}` }),
+    });
+    const first = await mesh.invoke('chat', { prompt: 'kept' }, 'session=job-back');
+    const id = first.json.id;
+    const meta = 'mesh:{session:job-back}:meta';
+    await waitUntil(
+      async () => (await mesh.client.hget(meta, 'current')) === '',
+      10_000,
+      () => 'the advance',
+    );
+    // What a runner SIGKILLed right after the FINISH step leaves, and its job, whose lock lapsed,
+    // gone to another runner: the session still names the invocation and lacks its exchange.
+    await mesh.client.hset(meta, 'current', id);
+    await mesh.client.del('mesh:{session:job-back}:messages');
+    const keys = keyLayout(mesh.prefix);
+    const queue = new Queue(queueName('chat'), { connection: mesh.client, prefix: keys.bullPrefix });
+    t.teardown(() => queue.close());
+    await queue.remove(id);
+    await queue.add(
+      'chat',
+      { v: 1, invocationId: id, rootId: id, agent: 'chat' },
+      { jobId: id, ...JOB_RETRY },
+    );
+    // Read from Redis, not through the gateway (whose reads settle sessions too).
+    await waitUntil(
+      async () => (await mesh.client.hget(meta, 'current')) === '',
+      10_000,
+      () => 'the runner to settle the session',
+    );
+    const messages = (await mesh.client.lrange('mesh:{session:job-back}:messages', 0, -1)).map((m) =>
+      JSON.parse(m),
+    );
+    t.same(messages, [
+      { role: 'user', content: 'kept', invocationId: id },
+      { role: 'assistant', content: 'answer to kept', invocationId: id },
+    ]);
+    t.equal(mesh.model.requests.length, 1, 'the finished invocation did not run again');
+  },
+);

@@ -27,17 +27,17 @@ t.test('the session TTL slides with each turn; an unused session expires', async
   const turn = (prompt: string) => request('POST', '/agents/chat/invoke?wait=30&session=short', { prompt });
   const keys = ['meta', 'invocations', 'messages'].map((k) => `mesh:{session:short}:${k}`);
   const ttls = () => Promise.all(keys.map((k) => mesh.client.pttl(k)));
-  // The runner hands the session on (and slides its TTL) just after the finish the answer reports.
-  const handedOn = () =>
+  // The runner advances the session (and slides its TTL) just after the finish the answer reports.
+  const advanced = () =>
     waitUntil(
       async () => (await mesh.client.hget(keys[0]!, 'current')) === '',
       10_000,
-      () => 'the hand-off',
+      () => 'the advance',
     );
 
   const first = await turn('one');
   t.equal(first.status, 200, 'the first turn runs');
-  await handedOn();
+  await advanced();
   const fresh = await ttls();
   t.ok(
     fresh.every((ms) => ms > 0 && ms <= TTL_SECONDS * 1000),
@@ -62,7 +62,7 @@ t.test('the session TTL slides with each turn; an unused session expires', async
     'assistant:answer to one',
     'user:two',
   ]);
-  await handedOn();
+  await advanced();
   const after = await ttls();
   for (const [i, key] of keys.entries()) {
     t.ok(

@@ -285,17 +285,17 @@ t.test('a code agent reads the session as ctx.session, frozen', async (t) => {
   t.equal(plain.json.output.session, null, 'no session, no ctx.session');
 });
 
-t.test('a hand-off left undone after the finish (a runner killed between them) is healed', async (t) => {
+t.test('an advance left undone after the finish (a runner killed between them) is healed', async (t) => {
   const mesh = await startMesh(t, { agentsYaml: chat, script: answerTo });
   const first = await mesh.invoke('chat', { prompt: 'kept' }, 'session=heal');
   t.equal(first.status, 200);
-  const handedOn = () =>
+  const advanced = () =>
     waitUntil(
       async () => (await mesh.client.hget('mesh:{session:heal}:meta', 'current')) === '',
       10_000,
-      () => "the runner's hand-off",
+      () => "the runner's advance",
     );
-  await handedOn();
+  await advanced();
   // What a runner SIGKILLed right after the FINISH step leaves: the invocation succeeded, the
   // session still names it current and has not got its exchange.
   await mesh.client.hset('mesh:{session:heal}:meta', 'current', first.json.id);
@@ -309,7 +309,7 @@ t.test('a hand-off left undone after the finish (a runner killed between them) i
     'user:next',
   ]);
   // The same state read back through GET is settled by the read too.
-  await handedOn();
+  await advanced();
   await mesh.client.hset('mesh:{session:heal}:meta', 'current', second.json.id);
   await mesh.client.rpop('mesh:{session:heal}:messages', 2);
   const session = await mesh.get('/sessions/heal');

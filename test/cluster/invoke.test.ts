@@ -2,7 +2,8 @@
 // tool call, the tree's event stream, the recent list and readiness, with roots spread over the
 // nodes. Every service uses one cluster client; the event hub reads each node's streams apart.
 import type { AddressInfo } from 'node:net';
-import { keyLayout, keySlot } from '@agentmesh/shared';
+import { keyLayout } from '@agentmesh/shared';
+import { keySlot } from '@agentmesh/shared/redis';
 import type { Cluster } from 'ioredis';
 import t from 'tap';
 import { turnOf } from '../support/fake-model.js';

@@ -1,10 +1,9 @@
-// A job the gateway's add handed to a runner (dispatched-takes.ts) that had just been SIGKILLed: in
+// A job the gateway's add dispatched to a runner (dispatched-takes.ts) that had just been SIGKILLed: in
 // the moment before Redis's view of its connections shows it gone, the add still finds it blocked
 // and takes the job for it. The job is then a dead runner's active job, like any other: the
 // gone-runner watch moves it back to wait within about a second (the lock is a minute), the other
 // runner runs it, and the dead runner leaves the queue's blocked workers and their offers.
-import { keyLayout, queueName } from '@agentmesh/shared';
-import { dispatchKeys } from '@agentmesh/shared/queue/fast-path';
+import { dispatchKeys, keyLayout, queueName } from '@agentmesh/shared';
 import t from 'tap';
 import { pinQueueFastPath } from '../support/mesh.js';
 import { parentAndChild } from '../support/parent-and-child.js';

@@ -1,5 +1,5 @@
-// SIGTERM drains a runner: it takes no new jobs and finishes the ones in hand; past
-// RUNNER_DRAIN_MS it hands them back to the queue, where another runner resumes them.
+// SIGTERM drains a runner: it takes no new jobs and finishes the ones it holds; past
+// RUNNER_DRAIN_MS it requeues them, where another runner resumes them.
 import { keyLayout } from '@agentmesh/shared';
 import t, { type Test } from 'tap';
 import { turnOf } from '../support/fake-model.js';
@@ -13,7 +13,7 @@ const agents = `
 const slow = () => ({ final: 'slow answer', latencyMs: 1500 });
 
 /** A mesh whose one runner, a process of its own, is in the model call of a slow invocation. */
-async function runnerInHand(t: Test, drainMs: string) {
+async function runnerHolding(t: Test, drainMs: string) {
   const mesh = await startMesh(t, { runners: 0, agentsYaml: agents, script: slow });
   const runner = startService(t, 'runner', { ...mesh.env, RUNNER_DRAIN_MS: drainMs });
   await waitUntil(
@@ -30,30 +30,26 @@ async function runnerInHand(t: Test, drainMs: string) {
   return { mesh, runner, started };
 }
 
-t.test('a runner given SIGTERM finishes the invocation in hand before it exits', async (t) => {
-  const { mesh, runner, started } = await runnerInHand(t, '20000');
+t.test('a runner given SIGTERM finishes the invocation it holds before it exits', async (t) => {
+  const { mesh, runner, started } = await runnerHolding(t, '20000');
   process.kill(-runner.proc.pid!, 'SIGTERM');
   const code = await runner.exited;
   t.equal(code, 0, 'the runner exits cleanly');
   const view = (await mesh.get(`/invocations/${started.json.id}`)).json;
-  t.equal(view.status, 'succeeded', 'the invocation in hand finished first');
+  t.equal(view.status, 'succeeded', 'the invocation it held finished first');
   t.equal(mesh.model.requests.length, 1);
   t.equal(await mesh.client.zcard(keyLayout(mesh.prefix).agentRunners('solo')), 0, 'it left the runner set');
 });
 
-t.test('past the drain timeout a runner hands its job back and another runner finishes it', async (t) => {
-  const { mesh, runner: first, started } = await runnerInHand(t, '100');
+t.test('past the drain timeout a runner requeues its job and another runner finishes it', async (t) => {
+  const { mesh, runner: first, started } = await runnerHolding(t, '100');
   process.kill(-first.proc.pid!, 'SIGTERM');
   t.equal(await first.exited, 0);
-  t.equal(
-    (await mesh.get(`/invocations/${started.json.id}`)).json.status,
-    'queued',
-    'handed back, not failed',
-  );
+  t.equal((await mesh.get(`/invocations/${started.json.id}`)).json.status, 'queued', 'requeued, not failed');
   const second = startService(t, 'runner', mesh.env);
   const done = await mesh.waitForStatus(started.json.id, 'succeeded', 60_000, () => second.output());
   t.equal(done.output, 'slow answer');
-  t.same(mesh.model.requests.map(turnOf), [0, 0], 'the call cut short by the hand-back was issued again');
+  t.same(mesh.model.requests.map(turnOf), [0, 0], 'the call cut short by the requeue was issued again');
   t.same(
     done.calls.map((c: any) => c.status),
     ['succeeded'],
@@ -66,7 +62,7 @@ t.test('past the drain timeout a runner hands its job back and another runner fi
 // lost its jobs to the stall detector instead of draining. The runner is paused when the SIGTERM
 // arrives, as a stand-in for a blocked event loop; resumed, it must still drain.
 t.test('a runner that cannot answer at once when SIGTERM arrives still drains', async (t) => {
-  const { mesh, runner, started } = await runnerInHand(t, '20000');
+  const { mesh, runner, started } = await runnerHolding(t, '20000');
   const main = scriptProcess(runner.proc.pid!, 'agent-runner/src/main.ts');
   t.ok(main, 'the process that runs the runner');
   process.kill(main!, 'SIGSTOP');
@@ -79,6 +75,6 @@ t.test('a runner that cannot answer at once when SIGTERM arrives still drains', 
   }
   t.equal(await runner.exited, 0, 'the runner exits cleanly');
   const view = (await mesh.get(`/invocations/${started.json.id}`)).json;
-  t.equal(view.status, 'succeeded', 'the invocation in hand finished first');
+  t.equal(view.status, 'succeeded', 'the invocation it held finished first');
   t.equal(mesh.model.requests.length, 1, 'no call was re-issued');
 });

@@ -5,13 +5,13 @@ import path from 'node:path';
 import { buildRunner, type Runner, type RunnerOptions } from '@agentmesh/agent-runner';
 import { buildGateway, type Gateway, type GatewayOptions } from '@agentmesh/gateway';
 import {
-  connectRedis,
   keyLayout,
   loadCodeAgents,
   type MeshConfig,
   parseConfig,
   type ToolDefinition,
 } from '@agentmesh/shared';
+import { connectRedis } from '@agentmesh/shared/redis';
 import { buildToolHost, loadToolDefinitions, OutcomeStore, publishCatalogue } from '@agentmesh/tool-host';
 import type { FastifyInstance } from 'fastify';
 import type { Redis } from 'ioredis';

@@ -1,4 +1,5 @@
-import { encodeEvent, encodeNewInvocation, type KeyLayout, type MeshScripts } from '@agentmesh/shared';
+import { encodeEvent, encodeNewInvocation, type KeyLayout } from '@agentmesh/shared';
+import type { MeshScripts } from '@agentmesh/shared/redis';
 
 /**
  * Writes a new root invocation `id` of `agent` as the gateway's create does (CREATE_INVOCATION:

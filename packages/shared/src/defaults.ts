@@ -15,7 +15,7 @@ export const DEFAULT_MAX_ITERATIONS = 10;
  */
 export const DEFAULT_TOOL_TIMEOUT_MS = 30_000;
 
-/** How long a draining runner lets the jobs in hand finish before handing them back (RUNNER_DRAIN_MS). */
+/** How long a draining runner lets the jobs it holds finish before requeueing them (RUNNER_DRAIN_MS). */
 export const DEFAULT_DRAIN_MS = 30_000;
 
 /** Bytes of a tool or sub-agent result an invocation keeps (MESH_MAX_RESULT_BYTES, docs/reference/callables-and-results.md): 64 KiB. */

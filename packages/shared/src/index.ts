@@ -1,4 +1,7 @@
-// The pure core of agentmesh: every service imports this package root, nothing deeper.
+// The pure core of agentmesh: schemas, config, the plan, normalization, decisions, errors, the key
+// layout. No Redis client is reachable from here (packages/shared/test/pure-entry.test.ts reads the
+// imports): what talks to Redis — connections, stores, Lua steps — is @agentmesh/shared/redis
+// (redis-side.ts), and the queue fast path @agentmesh/shared/queue/fast-path.
 export * from './approvals/approval-fields.js';
 export * from './approvals/approval-wire.js';
 export { rejectionText } from './approvals/rejection-text.js';
@@ -26,7 +29,15 @@ export { type ForkPoint, type ForkRecordOptions, type ForkRecords, planFork } fr
 export * from './ids.js';
 export { importModule } from './import-module.js';
 export * from './json/index.js';
-export { type KeyLayout, keyLayout, queueName } from './keys.js';
+export {
+  type BullQueueKey,
+  bullKeys,
+  dispatchKeys,
+  type KeyLayout,
+  keyLayout,
+  queueName,
+  runnerClientName,
+} from './keys.js';
 export { type LoadedCodeAgent, loadCodeAgents } from './load-code-agents.js';
 export * from './log/index.js';
 export * from './plan/index.js';
@@ -46,22 +57,9 @@ export { subagentFailureText, toolFailureText, unknownToolText } from './react/f
 export { initialMessages, userContent } from './react/initial-messages.js';
 export { jsonDepth } from './react/json-depth.js';
 export { MAX_CALL_TOKENS, reportedUsage, type TokenCounts, tokenCount } from './react/reported-usage.js';
-export * from './redis/index.js';
 export { type ServiceEnv, serviceEnv } from './service-env.js';
-export { cancelTree, type FlaggedNode } from './store/cancel-tree.js';
-export { type Catalogue, readCatalogue, waitForCatalogue } from './store/catalogue.js';
-export * from './store/ending-scripts.js';
-export { finishArgs, type Outcome } from './store/finish-args.js';
-export * from './store/gateway-scripts.js';
 export * from './store/invocation-state.js';
-export { IS_TERMINAL, REDIS_NOW_MS } from './store/lua-fragments.js';
-export * from './store/lua-scripts.js';
-export { type MeshScripts, meshScripts } from './store/mesh-scripts.js';
-export { readInvocation } from './store/read-invocation.js';
 export * from './store/session-message.js';
-export * from './store/session-scripts.js';
-export * from './store/session-settle.js';
-export * from './store/session-store.js';
 export * from './store/tree-texts.js';
 export * from './trace/index.js';
 export * from './wire/call-detail.js';

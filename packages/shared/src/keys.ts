@@ -130,3 +130,50 @@ export function keyLayout(prefix = 'mesh'): KeyLayout {
     sessionQueue: (id) => `${prefix}:{session:${id}}:queue`,
   };
 }
+
+/**
+ * Not a key, a name under the prefix: the CLIENT SETNAME every connection of runner `id` bears, by
+ * which the gone-runner watch tells a live runner (a client name holds no space or control byte).
+ */
+export function runnerClientName(keys: KeyLayout, id: string): string {
+  return `${keys.prefix}:runner:${id}`.replace(/[^!-~]/g, '_');
+}
+
+/**
+ * The keys of the queue fast path's dispatch (docs/architecture/queue-fast-path.md), under a
+ * queue's key (BullMQ's prefix and queue, `{p}:agent-x:`, its `toKey('')`).
+ */
+export const dispatchKeys = {
+  /** Sorted set: the runners whose worker blocks on the queue now, scored by when that block lapses. */
+  blocked: (queueKey: string) => `${queueKey}blocked`,
+  /** Hash: each such runner's DispatchOffer, as JSON. */
+  offers: (queueKey: string) => `${queueKey}offers`,
+  /** Sorted set a runner's worker blocks on beside the marker: the answers of takes made for it. */
+  inbox: (queueKey: string, runner: string) => `${queueKey}inbox:${runner}`,
+};
+
+/** The keys of a BullMQ queue the fast path's steps name (BullMQ's QueueKeys). */
+export type BullQueueKey =
+  | 'stalled'
+  | 'wait'
+  | 'active'
+  | 'prioritized'
+  | 'stalled-check'
+  | 'meta'
+  | 'paused'
+  | 'marker'
+  | 'events'
+  | 'repeat';
+
+/**
+ * BullMQ's own keys, as BullMQ builds them (its queue-keys.ts), where the fast path's steps reach
+ * them: a queue's under the queue's key, a job's under the job's key.
+ */
+export const bullKeys = {
+  /** A key of the queue whose key is `queueKey` (`toKey('')`, ending in `:`). */
+  queue: (queueKey: string, name: BullQueueKey) => `${queueKey}${name}`,
+  /** String with TTL: a job's lock, its worker's token. */
+  lock: (jobKey: string) => `${jobKey}:lock`,
+  /** Set: a parent job's children that have not completed. */
+  dependencies: (jobKey: string) => `${jobKey}:dependencies`,
+};

@@ -48,7 +48,7 @@ export interface ServiceEnv {
   lockDurationMs: number;
   /** Crashes one invocation survives; past them it fails with too_many_recoveries. */
   maxRecoveries: number;
-  /** On SIGTERM, how long a runner lets jobs in hand finish before handing them back. */
+  /** On SIGTERM, how long a runner lets the jobs it holds finish before requeueing them. */
   drainMs: number;
   logLevel: string;
   /** `LOG_FORMAT` as given (`json` or `pretty`); unset, the service decides by its terminal. */

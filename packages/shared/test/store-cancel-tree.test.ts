@@ -1,6 +1,7 @@
 // cancelTree against a real Redis: the level-by-level walk, CANCEL_TREE's batches (every key in KEYS), a
 // child created just before its parent is flagged, and a tree that fails with an error.
-import { childId, keyLayout, type MeshScripts, meshScripts, newRootId, rootOf } from '@agentmesh/shared';
+import { childId, keyLayout, newRootId, rootOf } from '@agentmesh/shared';
+import { type MeshScripts, meshScripts } from '@agentmesh/shared/redis';
 import { startRedis } from '@agentmesh/test-support/redis-server';
 import { Redis } from 'ioredis';
 import t from 'tap';

@@ -1,5 +1,5 @@
 import { failedToStart, loadCodeAgents, loadConfig, redactConfig, startService } from '@agentmesh/shared';
-import { buildRunner, type Runner } from './runner.js';
+import { buildRunner, type Runner } from './process/runner.js';
 
 const { env, tracing, log } = await startService('agent-runner', 'agentmesh-runner');
 // Signals are handled before the runner exists: its workers take jobs before buildRunner returns,
@@ -9,7 +9,7 @@ let stopping = false;
 const stop = async (signal: string) => {
   if (stopping) return;
   stopping = true;
-  log.info({ signal }, 'draining: no new jobs; finishing the ones in hand');
+  log.info({ signal }, 'draining: no new jobs; finishing the ones it holds');
   const built = await runner?.catch(() => undefined);
   await built?.close();
   await tracing.shutdown(); // the last spans go out

@@ -3,7 +3,7 @@
 import { type Logger, MeshError } from '@agentmesh/shared';
 import { type Job, UnrecoverableError, WaitingChildrenError } from 'bullmq';
 import t from 'tap';
-import { logSystemFault, settleJobError } from '../src/job-errors.js';
+import { logSystemFault, settleJobError } from '../src/loop/job-errors.js';
 
 const job = { id: 'j1', data: { v: 1, invocationId: 'inv_1' } } as unknown as Job;
 const thrown = async (e: unknown): Promise<unknown> => {

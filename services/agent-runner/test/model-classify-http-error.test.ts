@@ -1,5 +1,5 @@
 import t from 'tap';
-import { classifyHttpError, isRetryableStatus, retryAfterMs } from '../src/model/classify-http-error.js';
+import { classifyHttpError, isRetryableStatus, retryAfterMs } from '../src/loop/model/classify-http-error.js';
 
 t.test(
   'timeouts, conflicts, rate limits and server errors are retryable; other refusals are not',

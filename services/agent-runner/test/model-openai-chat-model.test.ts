@@ -6,7 +6,7 @@ import { type Callable, type ChatMessage, MeshError, type ModelConfig } from '@a
 import { type FakeScript, startFakeModel } from '@agentmesh/test-support/fake-model';
 import { freePort } from '@agentmesh/test-support/redis-server';
 import t from 'tap';
-import { OpenAIChatModel, type RetryPolicy } from '../src/model/openai-chat-model.js';
+import { OpenAIChatModel, type RetryPolicy } from '../src/loop/model/openai-chat-model.js';
 
 const fast: RetryPolicy = { maxAttempts: 3, baseDelayMs: 1, maxDelayMs: 2 };
 const messages: ChatMessage[] = [

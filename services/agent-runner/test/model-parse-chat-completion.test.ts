@@ -1,6 +1,6 @@
 import { MeshError } from '@agentmesh/shared';
 import t from 'tap';
-import { parseChatCompletion } from '../src/model/parse-chat-completion.js';
+import { parseChatCompletion } from '../src/loop/model/parse-chat-completion.js';
 
 const reply = (message: unknown, extra: object = {}) => JSON.stringify({ choices: [{ message }], ...extra });
 const refusal = (text: string): MeshError => {

@@ -4,8 +4,8 @@
 import { type ChatMessage, MeshError, type ModelConfig, type ModelReply } from '@agentmesh/shared';
 import { type FakeScript, sseEvent, startFakeModel } from '@agentmesh/test-support/fake-model';
 import t from 'tap';
-import type { ReplyDelta, ReplyListener } from '../src/model/chat-model.js';
-import { OpenAIChatModel, type RetryPolicy } from '../src/model/openai-chat-model.js';
+import type { ReplyDelta, ReplyListener } from '../src/loop/model/chat-model.js';
+import { OpenAIChatModel, type RetryPolicy } from '../src/loop/model/openai-chat-model.js';
 
 const fast: RetryPolicy = { maxAttempts: 2, baseDelayMs: 1, maxDelayMs: 2 };
 const messages: ChatMessage[] = [

@@ -66,13 +66,14 @@ function tableAnswers(lua: string): string[][] {
  * arguments start right after it), and where the fast path relies on that.
  */
 const STEPS = [
-  // The take: its settings are appended as the last argument (take-activation.ts, hand-off.ts,
+  // The take: its settings are appended as the last argument (take-activation.ts, trailing-takes.ts,
   // shared dispatch.ts): ARGV[4].
   { name: 'moveToActive', keys: 11, argv: 3 },
   // The completion: FINISH's mark is looked for from ARGV[10] on (finish-in-completion.ts).
   { name: 'moveToFinished', keys: 14, argv: 9 },
-  // The guarded add: ARGV[4] the parent's invocation, ARGV[5] its epoch, ARGV[6] the hand-off
-  // (guarded-add.ts); the gateway's dispatch mark is the last argument (shared dispatch.ts).
+  // The guarded add: ARGV[4] the parent's invocation, ARGV[5] its epoch, ARGV[6] whether a
+  // trailing take follows (guarded-add.ts); the gateway's dispatch mark is the last argument
+  // (shared dispatch.ts).
   { name: 'addStandardJob', keys: 9, argv: 3 },
   // The guarded park: ARGV[6] the parent's invocation, ARGV[7] its epoch (guarded-park.ts).
   { name: 'moveToWaitingChildren', keys: 7, argv: 5 },
@@ -105,7 +106,7 @@ t.test('the answers the fast path reads or adds to are as it assumes', async (t)
     take.includes('return {rcall("HGETALL", jobKey), jobId, 0, 0}'),
     'a job taken is answered as the fast path changes it',
   );
-  t.ok(take.includes('return {0, 0, 0, 0}'), 'no job is four zeros (the hand-off take answers so too)');
+  t.ok(take.includes('return {0, 0, 0, 0}'), 'no job is four zeros (the trailing take answers so too)');
 
   const finish = upstream('moveToFinished', 14);
   const finishCodes = numericAnswers(finish);
@@ -117,7 +118,7 @@ t.test('the answers the fast path reads or adds to are as it assumes', async (t)
     finish.includes(
       'addJobInTargetList(parentWaitKey, parentMarkerKey, "RPUSH", isParentPausedOrMaxed, parentId)',
     ),
-    "the parent's move to wait is the line the hand-up changes (fetch-scripts.ts)",
+    "the parent's move to wait is the line the parent take changes (fetch-scripts.ts)",
   );
 
   const add = upstream('addStandardJob', 9);
@@ -155,7 +156,7 @@ t.test('the changed steps build from this version (no changed line moved)', asyn
 
 t.test("the private members of BullMQ's classes the fast path wraps or calls exist", async (t) => {
   const worker = Worker.prototype as unknown as Record<string, unknown>;
-  // fetch-scripts.ts, early-start.ts, hand-off.ts, dispatched-takes.ts
+  // fetch-scripts.ts, early-start.ts, trailing-takes.ts, dispatched-takes.ts
   for (const member of [
     'updateDelays',
     'nextJobFromJobData',

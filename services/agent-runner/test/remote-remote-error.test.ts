@@ -1,7 +1,7 @@
 // What a failed A2A call means for a remote child: the network, 408/409/429/5xx and JSON-RPC
 // internal errors are retried within the deadline; whatever else the remote said is final.
 import t from 'tap';
-import { RemoteError, toRemoteError } from '../src/remote/remote-error.js';
+import { RemoteError, toRemoteError } from '../src/loop/remote/remote-error.js';
 
 t.test('an unreachable remote, a busy one and an internal error are transient', async (t) => {
   t.equal(toRemoteError(new TypeError('fetch failed')).transient, true, 'connection refused');

@@ -4,8 +4,8 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Test } from 'tap';
 import t from 'tap';
-import { RemoteError } from '../src/remote/remote-error.js';
-import { remoteFetch } from '../src/remote/remote-fetch.js';
+import { RemoteError } from '../src/loop/remote/remote-error.js';
+import { remoteFetch } from '../src/loop/remote/remote-fetch.js';
 
 /** A server whose handler is `handle`; records each request's path, headers and whether it closed. */
 async function server(t: Test, handle: (req: http.IncomingMessage, res: http.ServerResponse) => void) {

@@ -4,7 +4,7 @@
 import { type Part, type Task, TaskState } from '@a2a-js/sdk';
 import type { AgentPlan } from '@agentmesh/shared';
 import t from 'tap';
-import { messageOutcome, remoteOutcome } from '../src/remote/remote-outcome.js';
+import { messageOutcome, remoteOutcome } from '../src/loop/remote/remote-outcome.js';
 
 const agent = (outputSchema: AgentPlan['outputSchema'] = null) =>
   ({ name: 'helper', outputSchema }) as AgentPlan;

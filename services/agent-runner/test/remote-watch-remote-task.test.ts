@@ -8,7 +8,7 @@ import { runInNewContext } from 'node:vm';
 import { type Task, TaskState } from '@a2a-js/sdk';
 import type { Client } from '@a2a-js/sdk/client';
 import t from 'tap';
-import { watchRemoteTask } from '../src/remote/watch-remote-task.js';
+import { watchRemoteTask } from '../src/loop/remote/watch-remote-task.js';
 
 setFlagsFromString('--expose-gc');
 const gc = runInNewContext('gc') as () => void;

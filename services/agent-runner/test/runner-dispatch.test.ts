@@ -1,11 +1,12 @@
 // A job dispatched (shared queue/dispatch.ts, dispatched-takes.ts): a worker that blocks on its queue
 // with a slot free registers, and the add that queues a job takes it for that worker — lock, token,
-// `pb`, and the activation of the job's invocation — and hands it over through the inbox the block
+// `pb`, and the activation of the job's invocation — and delivers it through the inbox the block
 // also watches: the worker runs it without a take of its own, and no other worker wakes. A worker
 // whose block lapsed, that has no free slot, that was woken by the marker, or whose runner withdrew
-// is handed nothing: the job waits for a take, as BullMQ's add leaves it.
-import { keyLayout, meshScripts } from '@agentmesh/shared';
-import { defineDispatchingAdd, dispatchKeys } from '@agentmesh/shared/queue/fast-path';
+// is dispatched nothing: the job waits for a take, as BullMQ's add leaves it.
+import { dispatchKeys, keyLayout } from '@agentmesh/shared';
+import { defineDispatchingAdd } from '@agentmesh/shared/queue/fast-path';
+import { meshScripts } from '@agentmesh/shared/redis';
 import { monitorRedis } from '@agentmesh/test-support/redis-monitor';
 import { startRedis } from '@agentmesh/test-support/redis-server';
 import { createRootInvocation } from '@agentmesh/test-support/root-invocation';
@@ -82,46 +83,53 @@ async function setup(t: Test, opts: { ready?: () => boolean } = {}) {
   return { gateway, queue, worker, seen, blocked, prefix, registered, addAndRun };
 }
 
-t.test('a job added while the worker blocks is handed to it, taken and activated in the add', async (t) => {
-  const { gateway, queue, seen, registered } = await setup(t);
-  await registered();
-  const scripts = meshScripts(gateway);
-  await createRootInvocation(scripts, keys, 'inv_a');
-  const watch = await monitorRedis(server.port);
-  await queue.add(
-    'solo',
-    { v: 1, invocationId: 'inv_a', rootId: 'inv_a', agent: 'solo' },
-    { jobId: 'inv_a' },
-  );
-  await waitUntil(
-    async () => seen.length === 1,
-    5000,
-    () => 'not run',
-  );
-  await waitUntil(
-    async () => watch.seen.filter((c) => c.args[0]?.toLowerCase() === 'bzpopmin').length > 0,
-    5000,
-    () => 'no block seen after the job',
-  );
-  watch.stop();
-  t.match(seen[0], { id: 'inv_a', token: /^r1:d:/, pb: 'r1' }, 'run with the dispatch token, taken by r1');
-  t.equal(await gateway.hget(keys.invocation('inv_a', 'inv_a'), 'status'), 'running', 'activated in the add');
-  t.equal(await gateway.hget(keys.invocation('inv_a', 'inv_a'), 'runner'), 'r1');
-  t.equal(await gateway.zcard(queue.toKey('marker')), 0, 'no marker left to wake anyone');
-  // BullMQ's steps by their key count (EVALSHA, or EVAL the first time): add 9, take 11.
-  const steps = (keyCount: string) =>
-    watch.seen.filter(
-      (c) => c.source !== 'lua' && /^eval(sha)?$/i.test(c.args[0]!) && c.args[2] === keyCount,
+t.test(
+  'a job added while the worker blocks is dispatched to it, taken and activated in the add',
+  async (t) => {
+    const { gateway, queue, seen, registered } = await setup(t);
+    await registered();
+    const scripts = meshScripts(gateway);
+    await createRootInvocation(scripts, keys, 'inv_a');
+    const watch = await monitorRedis(server.port);
+    await queue.add(
+      'solo',
+      { v: 1, invocationId: 'inv_a', rootId: 'inv_a', agent: 'solo' },
+      { jobId: 'inv_a' },
     );
-  t.equal(steps('9').length, 1, 'the add');
-  t.equal(steps('11').length, 0, 'and no take of the worker');
-  const inbox = dispatchKeys.inbox(queue.toKey(''), 'r1');
-  t.ok(
-    watch.seen.some((c) => c.args[0]?.toLowerCase() === 'bzpopmin' && c.args.includes(inbox)),
-    'its next block watches the inbox',
-  );
-  t.equal(await gateway.exists(inbox), 0, 'and the answer left it: nothing stays behind');
-});
+    await waitUntil(
+      async () => seen.length === 1,
+      5000,
+      () => 'not run',
+    );
+    await waitUntil(
+      async () => watch.seen.filter((c) => c.args[0]?.toLowerCase() === 'bzpopmin').length > 0,
+      5000,
+      () => 'no block seen after the job',
+    );
+    watch.stop();
+    t.match(seen[0], { id: 'inv_a', token: /^r1:d:/, pb: 'r1' }, 'run with the dispatch token, taken by r1');
+    t.equal(
+      await gateway.hget(keys.invocation('inv_a', 'inv_a'), 'status'),
+      'running',
+      'activated in the add',
+    );
+    t.equal(await gateway.hget(keys.invocation('inv_a', 'inv_a'), 'runner'), 'r1');
+    t.equal(await gateway.zcard(queue.toKey('marker')), 0, 'no marker left to wake anyone');
+    // BullMQ's steps by their key count (EVALSHA, or EVAL the first time): add 9, take 11.
+    const steps = (keyCount: string) =>
+      watch.seen.filter(
+        (c) => c.source !== 'lua' && /^eval(sha)?$/i.test(c.args[0]!) && c.args[2] === keyCount,
+      );
+    t.equal(steps('9').length, 1, 'the add');
+    t.equal(steps('11').length, 0, 'and no take of the worker');
+    const inbox = dispatchKeys.inbox(queue.toKey(''), 'r1');
+    t.ok(
+      watch.seen.some((c) => c.args[0]?.toLowerCase() === 'bzpopmin' && c.args.includes(inbox)),
+      'its next block watches the inbox',
+    );
+    t.equal(await gateway.exists(inbox), 0, 'and the answer left it: nothing stays behind');
+  },
+);
 
 t.test('a lapsed registration, a worker with no free slot and a withdrawn runner get nothing', async (t) => {
   let free = true;
@@ -144,5 +152,5 @@ t.test('a lapsed registration, a worker with no free slot and a withdrawn runner
   await withdrawDispatches(gateway, [worker], 'r1');
   t.equal(await gateway.hget(dispatchKeys.offers(queue.toKey('')), 'r1'), null, 'its offer is gone');
   await addAndRun('withdrawn', 4);
-  t.notMatch(seen[3]!.token, /:d:/, 'a withdrawn runner is handed nothing');
+  t.notMatch(seen[3]!.token, /:d:/, 'a withdrawn runner is dispatched nothing');
 });

@@ -2,7 +2,8 @@
 // arguments wait for BullMQ's completion of the job and ride in it, one step for both writes.
 // An invocation that had ended already leaves the job to BullMQ's step alone (not written), and
 // so does one another activation took over (fenced out) — as a FINISH of its own would.
-import { keyLayout, meshScripts } from '@agentmesh/shared';
+import { keyLayout } from '@agentmesh/shared';
+import { meshScripts } from '@agentmesh/shared/redis';
 import { type MonitoredCommand, monitorRedis } from '@agentmesh/test-support/redis-monitor';
 import { startRedis } from '@agentmesh/test-support/redis-server';
 import { createRootInvocation } from '@agentmesh/test-support/root-invocation';
@@ -10,10 +11,10 @@ import { waitUntil } from '@agentmesh/test-support/wait-until';
 import { Queue, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import t, { type Test } from 'tap';
+import type { TakenActivation } from '../src/loop/fast-path-ports.js';
+import { ActivationStore, FencedOutError } from '../src/loop/store/activation-store.js';
 import { COMPLETE_COMMAND } from '../src/queue/fast-path/fetch-scripts.js';
 import { FinishesInCompletion } from '../src/queue/fast-path/finish-in-completion.js';
-import type { TakenActivation } from '../src/queue/fast-path/take-activation.js';
-import { ActivationStore, FencedOutError } from '../src/store/activation-store.js';
 import { takingConnection } from './support/taking-connection.js';
 
 const server = await startRedis();

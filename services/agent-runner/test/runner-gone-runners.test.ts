@@ -4,13 +4,12 @@
 // One watch looks at a time (a lease); one that takes a lapsed lease counts its holder gone since
 // its last renewal. Where names or CLIENT LIST are refused, or right after its connection came
 // back, the watch judges nobody.
-import { type KeyLayout, keyLayout, type Logger } from '@agentmesh/shared';
+import { type KeyLayout, keyLayout, type Logger, runnerClientName } from '@agentmesh/shared';
 import { startRedis } from '@agentmesh/test-support/redis-server';
 import { waitUntil } from '@agentmesh/test-support/wait-until';
 import { type Job, Queue, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import t, { type Test } from 'tap';
-import { runnerClientName } from '../src/queue/client-name.js';
 import { GoneRunnerWatch, type GoneRunnerWatchOptions } from '../src/queue/fast-path/gone-runners.js';
 
 const server = await startRedis();

@@ -1,11 +1,11 @@
 // A runner's heartbeat (heartbeat.ts) puts it in each hosted agent's runner set and in the mesh's
 // set, with an expiry three beats out. Withdrawn, it leaves the agents' sets, and the mesh's only
-// when it drained: a runner that leaves jobs in hand stays there for the gone-runner watch.
+// when it drained: a runner that leaves jobs it holds stays there for the gone-runner watch.
 import { keyLayout, type Logger } from '@agentmesh/shared';
 import { startRedis } from '@agentmesh/test-support/redis-server';
 import { Redis } from 'ioredis';
 import t from 'tap';
-import { startHeartbeat } from '../src/runner/heartbeat.js';
+import { startHeartbeat } from '../src/process/heartbeat.js';
 
 const server = await startRedis();
 t.teardown(() => server.stop());

@@ -2,7 +2,8 @@
 // ACTIVATE for the job they take, in the same step, and the processor gets its reply. What the take
 // must not activate (no free slot, another agent's job, unknown data) is left to the processor,
 // a gone invocation answers null, and a failure inside ACTIVATE reaches the processor.
-import { keyLayout, meshScripts } from '@agentmesh/shared';
+import { keyLayout } from '@agentmesh/shared';
+import { meshScripts } from '@agentmesh/shared/redis';
 import { type MonitoredCommand, monitorRedis } from '@agentmesh/test-support/redis-monitor';
 import { startRedis } from '@agentmesh/test-support/redis-server';
 import { createRootInvocation } from '@agentmesh/test-support/root-invocation';
@@ -10,8 +11,9 @@ import { waitUntil } from '@agentmesh/test-support/wait-until';
 import { Queue, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import t, { type Test } from 'tap';
-import { type TakenActivation, TakenActivations } from '../src/queue/fast-path/take-activation.js';
-import { ActivationStore } from '../src/store/activation-store.js';
+import type { TakenActivation } from '../src/loop/fast-path-ports.js';
+import { ActivationStore } from '../src/loop/store/activation-store.js';
+import { TakenActivations } from '../src/queue/fast-path/take-activation.js';
 import { takingConnection } from './support/taking-connection.js';
 
 const server = await startRedis();

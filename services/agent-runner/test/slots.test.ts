@@ -1,7 +1,7 @@
 // The runner's slots: a take activates its job only while one is free (take-activation.ts), and
 // an activation that had to wait for one says so (its model call is then checked again).
 import t from 'tap';
-import { Slots } from '../src/slots.js';
+import { Slots } from '../src/queue/slots.js';
 
 t.test('slots are taken in order; free counts none while any activation waits', async (t) => {
   const slots = new Slots(2);

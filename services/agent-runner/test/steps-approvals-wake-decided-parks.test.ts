@@ -2,11 +2,12 @@
 // invocation's trace (its invoke_agent span), though no activation of it is running (docs/reference/traces.md).
 import { randomBytes } from 'node:crypto';
 import { Writable } from 'node:stream';
-import { invocationSpanId, loggerOptions, type MeshRedis, startTracingWith } from '@agentmesh/shared';
+import { invocationSpanId, loggerOptions, startTracingWith } from '@agentmesh/shared';
+import type { MeshRedis } from '@agentmesh/shared/redis';
 import type { Queue } from 'bullmq';
 import { pino } from 'pino';
 import t from 'tap';
-import { wakeDecidedParks } from '../src/steps/approvals/wake-decided-parks.js';
+import { wakeDecidedParks } from '../src/loop/steps/approvals/wake-decided-parks.js';
 
 const tracing = await startTracingWith([]);
 t.teardown(() => tracing.shutdown());

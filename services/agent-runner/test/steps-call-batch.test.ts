@@ -1,5 +1,5 @@
 import t from 'tap';
-import { CallBatch } from '../src/steps/code-agent/call-batch.js';
+import { CallBatch } from '../src/loop/steps/code-agent/call-batch.js';
 
 t.test(
   'calls past the per-turn cap are refused too_many_calls, delegations among them too_many_delegations',

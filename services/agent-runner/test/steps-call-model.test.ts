@@ -3,11 +3,11 @@
 // a store failure after the reply is a system fault that propagates instead of failing the model call.
 import type { AgentPlan, CallRecord, Logger } from '@agentmesh/shared';
 import t from 'tap';
-import { runnerMetrics } from '../src/metrics.js';
-import type { ChatModel } from '../src/model/chat-model.js';
-import { callModel } from '../src/steps/call-model.js';
-import type { RunnerContext } from '../src/steps/runner-context.js';
-import type { Activation } from '../src/store/activation-store.js';
+import { runnerMetrics } from '../src/loop/metrics.js';
+import type { ChatModel } from '../src/loop/model/chat-model.js';
+import { callModel } from '../src/loop/steps/call-model.js';
+import type { RunnerContext } from '../src/loop/steps/runner-context.js';
+import type { Activation } from '../src/loop/store/activation-store.js';
 
 const agent: AgentPlan = {
   name: 'solo',

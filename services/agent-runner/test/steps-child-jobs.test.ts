@@ -3,16 +3,17 @@
 // activation fenced out (another took the parent over) adds none. Of several children, the first
 // and its job go out in a write of their own, ahead of the rest and the park. The parent's job
 // parks in the last write (queue/fast-path/guarded-park.ts): waiting for its children, guarded by the epoch as well.
-import { type CallRecord, childId, keyLayout, meshScripts } from '@agentmesh/shared';
+import { type CallRecord, childId, keyLayout } from '@agentmesh/shared';
+import { meshScripts } from '@agentmesh/shared/redis';
 import { startRedis } from '@agentmesh/test-support/redis-server';
 import { createRootInvocation } from '@agentmesh/test-support/root-invocation';
 import { Queue, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import t, { type Test } from 'tap';
+import { childJobs } from '../src/loop/steps/child-jobs.js';
+import { type Activation, ActivationStore, FencedOutError } from '../src/loop/store/activation-store.js';
 import { checkChildJobs, defineGuardedAdd, queueChildJobs } from '../src/queue/fast-path/guarded-add.js';
 import { defineGuardedPark, queueParkJob } from '../src/queue/fast-path/guarded-park.js';
-import { childJobs } from '../src/steps/child-jobs.js';
-import { type Activation, ActivationStore, FencedOutError } from '../src/store/activation-store.js';
 
 const keys = keyLayout('childjobs');
 let n = 0;

@@ -1,5 +1,5 @@
 import t from 'tap';
-import { ReplayMemory } from '../src/steps/code-agent/replay-memory.js';
+import { ReplayMemory } from '../src/loop/steps/code-agent/replay-memory.js';
 
 t.test('writes are buffered as JSON until taken; a delete is an empty value', async (t) => {
   const memory = new ReplayMemory();

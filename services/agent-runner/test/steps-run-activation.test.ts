@@ -7,8 +7,8 @@ import { InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-tr
 import type { Job } from 'bullmq';
 import { pino } from 'pino';
 import t from 'tap';
-import { runActivation } from '../src/steps/run-activation.js';
-import type { RunnerContext } from '../src/steps/runner-context.js';
+import { runActivation } from '../src/loop/steps/run-activation.js';
+import type { RunnerContext } from '../src/loop/steps/runner-context.js';
 
 const exporter = new InMemorySpanExporter();
 const tracing = await startTracingWith([new SimpleSpanProcessor(exporter)]);

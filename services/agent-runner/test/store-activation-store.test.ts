@@ -1,11 +1,12 @@
 // ActivationStore against a real Redis: a deferred record (a model reply) leaves with the
 // activation's next write, in the same round trip, and is never written by a fenced-out activation.
-import { type CallRecord, keyLayout, meshScripts } from '@agentmesh/shared';
+import { type CallRecord, keyLayout } from '@agentmesh/shared';
+import { meshScripts } from '@agentmesh/shared/redis';
 import { startRedis } from '@agentmesh/test-support/redis-server';
 import { createRootInvocation } from '@agentmesh/test-support/root-invocation';
 import { Redis } from 'ioredis';
 import t, { type Test } from 'tap';
-import { ActivationStore, FencedOutError } from '../src/store/activation-store.js';
+import { ActivationStore, FencedOutError } from '../src/loop/store/activation-store.js';
 
 const keys = keyLayout('storetest');
 let n = 0;

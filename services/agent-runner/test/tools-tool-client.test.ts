@@ -5,7 +5,7 @@ import type { AddressInfo } from 'node:net';
 import type { ToolContext } from '@agentmesh/shared';
 import { freePort } from '@agentmesh/test-support/redis-server';
 import t from 'tap';
-import { ToolClient } from '../src/tools/tool-client.js';
+import { ToolClient } from '../src/loop/tools/tool-client.js';
 
 const context = (ms: number): ToolContext => ({
   invocationId: 'inv_1',

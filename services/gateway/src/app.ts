@@ -1,20 +1,22 @@
 import {
-  type ClusterNodeAddress,
   type CodeAgentShape,
-  connectRedis,
   DEFAULT_MAX_FORK_BYTES,
   DEFAULT_MAX_FORK_RECORDS,
   DEFAULT_SESSION_TTL_SECONDS,
   ErrorBodySchema,
-  isRedisCluster,
   keyLayout,
   type MeshConfig,
-  meshScripts,
   parseApiKeys,
   queueName,
+} from '@agentmesh/shared';
+import {
+  type ClusterNodeAddress,
+  connectRedis,
+  isRedisCluster,
+  meshScripts,
   readCatalogue,
   SessionStore,
-} from '@agentmesh/shared';
+} from '@agentmesh/shared/redis';
 import { Queue } from 'bullmq';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { pino } from 'pino';

@@ -1,6 +1,5 @@
 import {
   type AgentPlan,
-  type Catalogue,
   type CodeAgentShape,
   effectiveInputSchema,
   effectiveOutputSchema,
@@ -9,6 +8,7 @@ import {
   type MeshPlan,
   planFromCatalogue,
 } from '@agentmesh/shared';
+import type { Catalogue } from '@agentmesh/shared/redis';
 
 /** What the gateway knows of the agents: schemas from the config now, callables once tools are known. */
 export class MeshState {

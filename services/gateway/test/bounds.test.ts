@@ -5,7 +5,8 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { keyLayout, meshScripts, newRootId } from '@agentmesh/shared';
+import { keyLayout, newRootId } from '@agentmesh/shared';
+import { meshScripts } from '@agentmesh/shared/redis';
 import type { Queue } from 'bullmq';
 import t from 'tap';
 import { InvocationService } from '../src/invocations/invocation-service.js';

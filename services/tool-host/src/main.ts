@@ -1,12 +1,12 @@
 import {
   checkExposure,
-  connectRedis,
   failedToStart,
   keyLayout,
   loadConfig,
   redactConfig,
   startService,
 } from '@agentmesh/shared';
+import { connectRedis } from '@agentmesh/shared/redis';
 import { buildToolHost } from './app.js';
 import { OutcomeStore } from './idempotency/outcome-store.js';
 import { loadTools } from './load-tools.js';

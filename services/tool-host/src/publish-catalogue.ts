@@ -1,4 +1,5 @@
-import type { KeyLayout, MeshRedis, ToolInfo } from '@agentmesh/shared';
+import type { KeyLayout, ToolInfo } from '@agentmesh/shared';
+import type { MeshRedis } from '@agentmesh/shared/redis';
 
 /** Publishes the tool catalogue to Redis with a new version, and tells subscribers it changed. */
 export async function publishCatalogue(

@@ -95,17 +95,17 @@ return result`,
 };
 
 /**
- * Hands a session on from its current invocation, once that one is terminal: appends its exchange
+ * Advances a session past its current invocation, once that one is terminal: appends its exchange
  * (none for a failed or cancelled one), and makes the next queued invocation current. Idempotent:
  * it does nothing unless `finishedId` is still current, so whoever notices may run it. KEYS: meta,
  * invocations, queue, messages. ARGV: finishedId, now, ttl, maxMessages, forget ('1' = it never
  * existed: drop it from the list), maxBytes, ...exchange messages as JSON. The messages keep the
  * newest whole exchanges within maxMessages and maxBytes (their JSON); the meta's `dropped` counts
  * those that went from the head (positions of GET /sessions/{id}'s pages). Returns the next
- * invocation id ('' when none waits), or false when `finishedId` was not current (handed on
- * already, or the session was deleted).
+ * invocation id ('' when none waits), or false when `finishedId` was not current (advanced
+ * past already, or the session was deleted).
  */
-export const SESSION_HAND_OFF: LuaScript = {
+export const SESSION_ADVANCE: LuaScript = {
   numberOfKeys: 4,
   lua: `${TOUCH}${BOUNDED_TAIL}
 if redis.call('HGET', KEYS[1], 'current') ~= ARGV[1] then return false end

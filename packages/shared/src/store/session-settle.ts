@@ -21,13 +21,13 @@ const ABANDONED_MS = 5000;
 
 /**
  * Brings a session to a consistent state, whoever calls it and however often (docs/guides/sessions.md). The
- * finish of an invocation (its tree's hash tag) and the session's hand-off (the session's tag)
- * cannot be one atomic step, so: a current invocation found terminal is handed off now (its
- * exchange appended when it succeeded, the next queued one made current; SESSION_HAND_OFF does
+ * finish of an invocation (its tree's hash tag) and the session's advance (the session's tag)
+ * cannot be one atomic step, so: a session whose current invocation is found terminal advances now
+ * (its exchange appended when it succeeded, the next queued one made current; SESSION_ADVANCE does
  * that once), and a current one still `queued` gets its history snapshot and its job (both
  * idempotent). Runners call it after each finish and when they find a session's invocation
  * terminal already; gateways before binding a new invocation, after a cancel, and on reads. A
- * runner killed between its finish and its hand-off so loses nothing and stalls nothing.
+ * runner killed between its finish and the session's advance so loses nothing and stalls nothing.
  */
 export async function settleSession(
   sessions: SessionStore,
@@ -35,7 +35,7 @@ export async function settleSession(
   starter: SessionStarter,
 ): Promise<void> {
   const { redis, keys } = sessions;
-  // Each round hands on one invocation; the queue is bounded, so this ends.
+  // Each round advances past one invocation; the queue is bounded, so this ends.
   for (let round = 0; round < SESSION_MAX_QUEUED + 2; round++) {
     const meta = await sessions.meta(id);
     if (!meta || meta.current === '') return;
@@ -43,14 +43,14 @@ export async function settleSession(
     const hash = await redis.hgetall(keys.invocation(current, current));
     if (!hash || Object.keys(hash).length === 0) {
       if (Date.now() - meta.currentSince < ABANDONED_MS) return; // its request may be creating it now
-      await sessions.handOff(id, current, [], true);
+      await sessions.advance(id, current, [], true);
       continue;
     }
     // A large answer is the tree's text (tree-texts.ts); the session keeps a copy of its own.
     const texts = await readTreeTexts(redis, keys, current, textRefsIn(hash, []));
     const state = decodeInvocation(hash, texts);
     if (isTerminal(state.status)) {
-      await sessions.handOff(id, current, sessionExchange(state, starter.agent(state.agent)));
+      await sessions.advance(id, current, sessionExchange(state, starter.agent(state.agent)));
       continue;
     }
     if (state.status === 'queued') {

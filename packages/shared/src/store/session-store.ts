@@ -12,9 +12,9 @@ import type { KeyLayout } from '../keys.js';
 import type { LuaScript } from './lua-scripts.js';
 import { boundHistory, type SessionMessage } from './session-message.js';
 import {
+  SESSION_ADVANCE,
   SESSION_CLAIM,
   SESSION_DELETE,
-  SESSION_HAND_OFF,
   SESSION_HISTORY,
   SESSION_PAGE,
 } from './session-scripts.js';
@@ -60,7 +60,7 @@ export interface SessionPage {
 /** A session's state in Redis: binding, history, and the queue of its invocations (docs/guides/sessions.md). */
 export class SessionStore {
   private readonly claimScript: Caller;
-  private readonly handOffScript: Caller;
+  private readonly advanceScript: Caller;
   private readonly deleteScript: Caller;
   private readonly historyScript: Caller;
   private readonly pageScript: Caller;
@@ -80,7 +80,7 @@ export class SessionStore {
       return (...args) => host[name]!.call(redis, ...args);
     };
     this.claimScript = define('mesh_sessionClaim', SESSION_CLAIM);
-    this.handOffScript = define('mesh_sessionHandOff', SESSION_HAND_OFF);
+    this.advanceScript = define('mesh_sessionAdvance', SESSION_ADVANCE);
     this.deleteScript = define('mesh_sessionDelete', SESSION_DELETE);
     this.historyScript = define('mesh_sessionHistory', SESSION_HISTORY);
     this.pageScript = define('mesh_sessionPage', SESSION_PAGE);
@@ -181,10 +181,10 @@ export class SessionStore {
   }
 
   /**
-   * Hands the session on from `finishedId` (see SESSION_HAND_OFF): the next current invocation's
+   * Advances the session past `finishedId` (see SESSION_ADVANCE): the next current invocation's
    * id, '' when none waits, or undefined when `finishedId` was not current.
    */
-  async handOff(
+  async advance(
     id: string,
     finishedId: string,
     exchange: readonly SessionMessage[],
@@ -192,7 +192,7 @@ export class SessionStore {
   ): Promise<string | undefined> {
     // Each message within a quarter of the bound, so an exchange always fits (docs/guides/sessions.md).
     const cut = Math.floor(this.maxBytes / 4);
-    const next = await this.handOffScript(
+    const next = await this.advanceScript(
       ...sessionKeys(this.keys, id),
       finishedId,
       Date.now(),

@@ -1,12 +1,13 @@
 import { setMaxListeners } from 'node:events';
-import { connectRedis, type KeyLayout, queueName, type RedisTarget } from '@agentmesh/shared';
+import { type KeyLayout, queueName } from '@agentmesh/shared';
+import { connectRedis, type RedisTarget } from '@agentmesh/shared/redis';
 import { type Job, type Processor, Worker, type WorkerOptions } from 'bullmq';
-import { isSystemFault, settleJobError } from '../job-errors.js';
-import { endFailedJob, isLastAttempt } from '../runner/end-failed-job.js';
-import type { Slots } from '../slots.js';
-import { runActivation } from '../steps/run-activation.js';
-import type { RunnerContext } from '../steps/runner-context.js';
+import { isSystemFault, settleJobError } from '../loop/job-errors.js';
+import { runActivation } from '../loop/steps/run-activation.js';
+import type { RunnerContext } from '../loop/steps/runner-context.js';
+import { endFailedJob, isLastAttempt } from './end-failed-job.js';
 import type { WorkerFastPath } from './fast-path/index.js';
+import type { Slots } from './slots.js';
 import { TakenLocks } from './taken-lock.js';
 
 /** How a runner's workers take jobs: shared slots, lock settings and the activations in flight. */

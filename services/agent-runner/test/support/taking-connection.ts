@@ -1,7 +1,8 @@
 import type { KeyLayout } from '@agentmesh/shared';
 import { Redis } from 'ioredis';
+import type { ReactStart } from '../../src/loop/fast-path-ports.js';
 import { defineFetchScripts, FETCH_COMMANDS } from '../../src/queue/fast-path/fetch-scripts.js';
-import { type ReactStart, TakenActivations } from '../../src/queue/fast-path/take-activation.js';
+import { TakenActivations } from '../../src/queue/fast-path/take-activation.js';
 
 /**
  * A worker's connection as a runner builds it on one Redis server: the changed fetch steps, whose

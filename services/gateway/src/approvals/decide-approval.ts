@@ -4,11 +4,10 @@ import {
   isInvocationId,
   type KeyLayout,
   MeshError,
-  type MeshRedis,
-  type MeshScripts,
   rejectionText,
   rootOf,
 } from '@agentmesh/shared';
+import type { MeshRedis, MeshScripts } from '@agentmesh/shared/redis';
 import type { Queue } from 'bullmq';
 import type { Caller } from '../auth/caller.js';
 import { readInvocationSafely } from '../invocations/read-invocation-safely.js';

@@ -7,9 +7,9 @@ import {
   isTerminal,
   type KeyLayout,
   MeshError,
-  type MeshRedis,
   rootOf,
 } from '@agentmesh/shared';
+import type { MeshRedis } from '@agentmesh/shared/redis';
 import type { Caller } from '../auth/caller.js';
 
 /** A position in the index: newest first, ties (same millisecond) by member, descending. */

@@ -5,8 +5,8 @@ import {
   type KeyLayout,
   MeshError,
   type MeshPlan,
-  type MeshScripts,
 } from '@agentmesh/shared';
+import type { MeshScripts } from '@agentmesh/shared/redis';
 import type { Caller } from '../auth/caller.js';
 import { readInvocationSafely } from '../invocations/read-invocation-safely.js';
 

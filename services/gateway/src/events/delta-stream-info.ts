@@ -1,4 +1,4 @@
-import type { MeshRedis } from '@agentmesh/shared';
+import type { MeshRedis } from '@agentmesh/shared/redis';
 
 /**
  * What XINFO STREAM says of a tree's delta stream (undefined when it does not exist): its last id,

@@ -1,5 +1,5 @@
 import { AsyncResource } from 'node:async_hooks';
-import type { MeshRedis } from '@agentmesh/shared';
+import type { MeshRedis } from '@agentmesh/shared/redis';
 import type { Redis } from 'ioredis';
 import { type ReadLanes, readLanes } from './read-lanes.js';
 

@@ -1,4 +1,4 @@
-import { isRedisCluster, keySlot, type MeshRedis } from '@agentmesh/shared';
+import { isRedisCluster, keySlot, type MeshRedis } from '@agentmesh/shared/redis';
 import type { Cluster, Redis } from 'ioredis';
 
 /**

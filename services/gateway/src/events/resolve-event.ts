@@ -2,13 +2,13 @@ import {
   type CallRecord,
   type KeyLayout,
   type MeshEvent,
-  type MeshRedis,
   readOutputJson,
   readTreeTexts,
   recordTextRefs,
   recordWithTexts,
   rootOf,
 } from '@agentmesh/shared';
+import type { MeshRedis } from '@agentmesh/shared/redis';
 
 /**
  * An event as clients receive it (docs/reference/rest-api.md, docs/guides/streaming.md): a large text that its writer stored once and

@@ -1,4 +1,5 @@
-import { isTerminal, type KeyLayout, type MeshEvent, type MeshRedis, rootOf } from '@agentmesh/shared';
+import { isTerminal, type KeyLayout, type MeshEvent, rootOf } from '@agentmesh/shared';
+import type { MeshRedis } from '@agentmesh/shared/redis';
 import { deltaStreamInfo } from './delta-stream-info.js';
 import { HUB_PAGE, type HubRead, type StreamEntry } from './event-hub.js';
 import { resolveEvent } from './resolve-event.js';

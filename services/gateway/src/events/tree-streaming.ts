@@ -1,4 +1,5 @@
-import { DEFAULT_STREAM_BUFFER_BYTES, type KeyLayout, type MeshRedis } from '@agentmesh/shared';
+import { DEFAULT_STREAM_BUFFER_BYTES, type KeyLayout } from '@agentmesh/shared';
+import type { MeshRedis } from '@agentmesh/shared/redis';
 import type { FastifyInstance } from 'fastify';
 import type { EventHub } from './event-hub.js';
 import type { ServeTreeStream } from './serve-tree-stream.js';

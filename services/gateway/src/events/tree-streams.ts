@@ -1,4 +1,5 @@
-import { isTerminal, type KeyLayout, type MeshRedis, rootOf } from '@agentmesh/shared';
+import { isTerminal, type KeyLayout, rootOf } from '@agentmesh/shared';
+import type { MeshRedis } from '@agentmesh/shared/redis';
 import type { InvocationReader } from '../invocations/invocation-reader.js';
 import { deltaStreamInfo } from './delta-stream-info.js';
 import type { EventHub } from './event-hub.js';

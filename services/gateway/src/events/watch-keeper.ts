@@ -1,4 +1,5 @@
-import type { KeyLayout, MeshRedis } from '@agentmesh/shared';
+import type { KeyLayout } from '@agentmesh/shared';
+import type { MeshRedis } from '@agentmesh/shared/redis';
 
 /** How long a watch flag lives without a refresh, and how often an open delta stream refreshes it. */
 export const WATCH_TTL_MS = 30_000;

@@ -13,13 +13,10 @@ import {
   forkEvents,
   type InvocationState,
   type InvocationView,
-  isRedisCluster,
   isTerminal,
   type KeyLayout,
   MeshError,
   type MeshPlan,
-  type MeshRedis,
-  type MeshScripts,
   newRootId,
   planFork,
   readOutputJson,
@@ -27,6 +24,7 @@ import {
   type TreeTexts,
   textArgs,
 } from '@agentmesh/shared';
+import { isRedisCluster, type MeshRedis, type MeshScripts } from '@agentmesh/shared/redis';
 import type { Caller } from '../auth/caller.js';
 import { type IdempotencyEntry, IdempotencyStore } from '../invocations/idempotency-store.js';
 import { CLAIM_GRACE_MS, type InvocationService } from '../invocations/invocation-service.js';

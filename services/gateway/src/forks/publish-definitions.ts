@@ -1,10 +1,5 @@
-import {
-  canonicalJson,
-  definitionOf,
-  type KeyLayout,
-  type MeshPlan,
-  type MeshRedis,
-} from '@agentmesh/shared';
+import { canonicalJson, definitionOf, type KeyLayout, type MeshPlan } from '@agentmesh/shared';
+import type { MeshRedis } from '@agentmesh/shared/redis';
 
 /**
  * Stores each agent's definition under its hash (keys.definition), so a fork refused with

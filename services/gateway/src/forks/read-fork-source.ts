@@ -4,9 +4,9 @@ import {
   isInvocationId,
   type KeyLayout,
   MeshError,
-  type MeshScripts,
   rootOf,
 } from '@agentmesh/shared';
+import type { MeshScripts } from '@agentmesh/shared/redis';
 import { decodeInvocationSafely } from '../invocations/read-invocation-safely.js';
 
 /** How many call records, and how many bytes of them, a fork reads at most (docs/reference/bounds.md, docs/guides/durability.md). */

@@ -1,4 +1,5 @@
-import { codedError, finishArgs, type KeyLayout, type MeshScripts } from '@agentmesh/shared';
+import { codedError, type KeyLayout } from '@agentmesh/shared';
+import { finishArgs, type MeshScripts } from '@agentmesh/shared/redis';
 import type { Queue } from 'bullmq';
 import { readInvocationSafely } from './read-invocation-safely.js';
 

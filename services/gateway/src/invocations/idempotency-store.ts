@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
-import { canonicalJson, type KeyLayout, MeshError, type MeshRedis } from '@agentmesh/shared';
+import { canonicalJson, type KeyLayout, MeshError } from '@agentmesh/shared';
+import type { MeshRedis } from '@agentmesh/shared/redis';
 
 /** What an Idempotency-Key holds: the invocation it started and the hash of the body it came with. */
 export interface IdempotencyEntry {

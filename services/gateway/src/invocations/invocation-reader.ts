@@ -3,11 +3,10 @@ import {
   type InvocationView,
   isInvocationId,
   type KeyLayout,
-  type MeshRedis,
-  type MeshScripts,
   rootOf,
   toInvocationView,
 } from '@agentmesh/shared';
+import type { MeshRedis, MeshScripts } from '@agentmesh/shared/redis';
 import type { Caller } from '../auth/caller.js';
 import { readInvocationSafely } from './read-invocation-safely.js';
 

@@ -1,24 +1,26 @@
 import {
   type AgentPlan,
   callerTraceparent,
-  cancelTree,
   encodeEvent,
   encodeNewInvocation,
   type InvocationView,
-  isRedisCluster,
   isTerminal,
   JOB_RETRY,
   type JobData,
   type KeyLayout,
   MeshError,
   type MeshPlan,
-  type MeshRedis,
-  type MeshScripts,
   newRootId,
   rootOf,
-  type SessionStore,
   toInvocationView,
 } from '@agentmesh/shared';
+import {
+  cancelTree,
+  isRedisCluster,
+  type MeshRedis,
+  type MeshScripts,
+  type SessionStore,
+} from '@agentmesh/shared/redis';
 import type { Queue } from 'bullmq';
 import { wakeParkedJob } from '../approvals/wake-parked-job.js';
 import { ANYONE, type Caller } from '../auth/caller.js';
@@ -133,14 +135,14 @@ export class InvocationService extends InvocationReader {
       // Parked on an approval (docs/guides/approvals-and-budgets.md): woken now, it finishes `cancelled` at once.
       if (node.status === 'waiting') await wakeParkedJob(this.redis, this.keys, this.queues, node.id);
     }
-    // A session's invocation cancelled before it ran hands its session on now (docs/guides/sessions.md).
+    // A session's invocation cancelled before it ran advances its session now (docs/guides/sessions.md).
     await this.settleSessionOf(id);
     return { view: (await this.view(id))!, changed: true };
   }
 
   /**
    * Settles the session of a root invocation, if it has one (docs/guides/sessions.md): one still `queued` may
-   * be owed its turn by a runner that died before handing the session on.
+   * be owed its turn by a runner that died before advancing the session.
    */
   async settleSessionOf(id: string): Promise<void> {
     const session = await this.sessionOf(id);
@@ -247,7 +249,7 @@ export class InvocationService extends InvocationReader {
   async takeBack(agent: string, id: string, opts: Pick<StartOptions, 'session'>): Promise<void> {
     if (opts.session && this.sessions) {
       const sid = opts.session.id;
-      await this.sessions.store.handOff(sid, id, [], true).catch(() => undefined);
+      await this.sessions.store.advance(sid, id, [], true).catch(() => undefined);
       await this.sessions.settle(sid).catch(() => undefined);
     }
     await this.queues

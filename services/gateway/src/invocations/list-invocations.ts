@@ -4,9 +4,9 @@ import {
   isRootId,
   type KeyLayout,
   MeshError,
-  type MeshRedis,
   toInvocationView,
 } from '@agentmesh/shared';
+import type { MeshRedis } from '@agentmesh/shared/redis';
 import type { Caller } from '../auth/caller.js';
 import { type InvocationSummary, SUMMARY_FIELDS, toSummary } from './invocation-summary.js';
 import { sanitizeInvocationHash } from './read-invocation-safely.js';

@@ -5,9 +5,9 @@ import {
   decodeInvocation,
   type InvocationState,
   type KeyLayout,
-  type MeshScripts,
   rootOf,
 } from '@agentmesh/shared';
+import type { MeshScripts } from '@agentmesh/shared/redis';
 
 // The largest epoch milliseconds a JS Date holds (ECMA-262 §21.4.1.1); past it toISOString throws.
 const MAX_DATE_MS = 8.64e15;

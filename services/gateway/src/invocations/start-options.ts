@@ -1,4 +1,5 @@
-import type { AgentPlan, Multitask, SessionMessage } from '@agentmesh/shared';
+import type { AgentPlan, SessionMessage } from '@agentmesh/shared';
+import type { Multitask } from '@agentmesh/shared/redis';
 
 /** How a root invocation is started. */
 export interface StartOptions {

@@ -1,4 +1,4 @@
-import { APPROVAL_WAKE_PREFIX, type MeshRedis } from '@agentmesh/shared';
+import { APPROVAL_WAKE_PREFIX, type MeshRedis } from '@agentmesh/shared/redis';
 
 interface Waiter {
   wake(message: string | undefined): void;

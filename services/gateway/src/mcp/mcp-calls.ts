@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { MeshRedis } from '@agentmesh/shared';
+import type { MeshRedis } from '@agentmesh/shared/redis';
 
 /**
  * The tools/call requests this gateway is answering, found by the request a cancellation names.

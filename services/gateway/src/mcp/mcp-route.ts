@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { type KeyLayout, MeshError, type MeshRedis } from '@agentmesh/shared';
+import { type KeyLayout, MeshError } from '@agentmesh/shared';
+import type { MeshRedis } from '@agentmesh/shared/redis';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import type { FastifyPluginAsync } from 'fastify';
 import type { TreeStreams } from '../events/tree-streams.js';

@@ -1,10 +1,5 @@
-import {
-  InvocationView,
-  type JsonSchema,
-  MeshError,
-  type Multitask,
-  SESSION_ID_PATTERN,
-} from '@agentmesh/shared';
+import { InvocationView, type JsonSchema, MeshError, SESSION_ID_PATTERN } from '@agentmesh/shared';
+import type { Multitask } from '@agentmesh/shared/redis';
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import {
   IDEMPOTENCY_KEY_TEXT,

@@ -1,11 +1,5 @@
-import {
-  ApprovalDecisionBody,
-  ApprovalPage,
-  type InvocationView,
-  type KeyLayout,
-  type MeshRedis,
-  type MeshScripts,
-} from '@agentmesh/shared';
+import { ApprovalDecisionBody, ApprovalPage, type InvocationView, type KeyLayout } from '@agentmesh/shared';
+import type { MeshRedis, MeshScripts } from '@agentmesh/shared/redis';
 import type { Queue } from 'bullmq';
 import type { FastifyPluginAsync } from 'fastify';
 import { decideApproval } from '../approvals/decide-approval.js';

@@ -1,4 +1,5 @@
-import type { KeyLayout, MeshScripts } from '@agentmesh/shared';
+import type { KeyLayout } from '@agentmesh/shared';
+import type { MeshScripts } from '@agentmesh/shared/redis';
 import type { FastifyPluginAsync } from 'fastify';
 import { readCallDetail } from '../calls/read-call-detail.js';
 import type { MeshState } from '../mesh-state.js';

@@ -1,4 +1,5 @@
-import { type KeyLayout, MeshError, type MeshRedis } from '@agentmesh/shared';
+import { type KeyLayout, MeshError } from '@agentmesh/shared';
+import type { MeshRedis } from '@agentmesh/shared/redis';
 import type { FastifyPluginAsync } from 'fastify';
 import type { Registry } from 'prom-client';
 import type { MeshState } from '../mesh-state.js';

@@ -1,10 +1,5 @@
-import {
-  type InvocationStatus,
-  type KeyLayout,
-  MeshError,
-  type MeshRedis,
-  NAME_PATTERN,
-} from '@agentmesh/shared';
+import { type InvocationStatus, type KeyLayout, MeshError, NAME_PATTERN } from '@agentmesh/shared';
+import type { MeshRedis } from '@agentmesh/shared/redis';
 import type { FastifyPluginAsync } from 'fastify';
 import type { InvocationService } from '../invocations/invocation-service.js';
 import { InvocationPageSchema } from '../invocations/invocation-summary.js';
@@ -93,7 +88,7 @@ export const invocationRoutes: FastifyPluginAsync<InvocationRoutesOptions> = asy
     async (req) => {
       const view = await invocations.viewFor(req.params.id, req.meshCaller);
       if (!view) throw notFound(req.params.id);
-      // A session's invocation waiting its turn: a hand-off a dead runner left undone is done now.
+      // A session's invocation waiting its turn: an advance a dead runner left undone is done now.
       if (view.status === 'queued' && !view.parentId) await invocations.settleSessionOf(view.id);
       return view;
     },

@@ -1,15 +1,12 @@
+import { MeshError, type MeshPlan, SESSION_PAGE_MAX_BYTES, type SessionMessage } from '@agentmesh/shared';
 import {
-  MeshError,
-  type MeshPlan,
   type Multitask,
-  SESSION_PAGE_MAX_BYTES,
   type SessionClaim,
-  type SessionMessage,
   type SessionMeta,
   type SessionStarter,
   type SessionStore,
   settleSession,
-} from '@agentmesh/shared';
+} from '@agentmesh/shared/redis';
 import type { Caller } from '../auth/caller.js';
 
 /** What `GET /sessions/{id}` answers (docs/guides/sessions.md): one page of its messages. */
@@ -49,7 +46,7 @@ export class GatewaySessions {
 
   /**
    * Binds a new invocation to session `id` (`?session`, see SessionStore.claim), settling the
-   * session first so that a hand-off a dead runner left undone does not hold the new one back.
+   * session first so that an advance a dead runner left undone does not hold the new one back.
    */
   async bind(
     agent: string,
@@ -69,7 +66,7 @@ export class GatewaySessions {
 
   /**
    * The session's view for `caller` with one page of its messages (oldest first; a page stops at
-   * `limit` messages or before SESSION_PAGE_MAX_BYTES of them), settled first (a stale hand-off
+   * `limit` messages or before SESSION_PAGE_MAX_BYTES of them), settled first (a stale advance
    * shows as done); undefined when unseen.
    */
   async view(id: string, caller: Caller, query: SessionPageQuery): Promise<SessionView | undefined> {

@@ -1,7 +1,7 @@
 import type { Queue } from 'bullmq';
 import { Gauge, type Registry } from 'prom-client';
 
-/** The BullMQ states `mesh_queue_jobs` reports: the work an agent's runners have ahead or in hand. */
+/** The BullMQ states `mesh_queue_jobs` reports: the work an agent's runners have ahead or hold. */
 export const QUEUE_STATES = ['waiting', 'active', 'waiting-children', 'delayed'] as const;
 
 /** How long one reading of the queues serves scrapes; a scrape storm costs Redis one round per period. */

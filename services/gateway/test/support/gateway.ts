@@ -6,7 +6,6 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import {
-  connectRedis,
   type KeyLayout,
   keyLayout,
   loadCodeAgents,
@@ -15,6 +14,7 @@ import {
   queueName,
   type ToolInfo,
 } from '@agentmesh/shared';
+import { connectRedis } from '@agentmesh/shared/redis';
 import { injector } from '@agentmesh/test-support/inject';
 import { startRedis, type TestRedis } from '@agentmesh/test-support/redis-server';
 import type { Redis } from 'ioredis';

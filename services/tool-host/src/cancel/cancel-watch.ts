@@ -1,12 +1,5 @@
-import {
-  duplicateRedis,
-  isInvocationId,
-  type KeyLayout,
-  type Logger,
-  MeshError,
-  type MeshRedis,
-  rootOf,
-} from '@agentmesh/shared';
+import { isInvocationId, type KeyLayout, type Logger, MeshError, rootOf } from '@agentmesh/shared';
+import { duplicateRedis, type MeshRedis } from '@agentmesh/shared/redis';
 
 /** A running call's view of its invocation's cancellation. */
 export interface Watched {

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import type { CodedError, KeyLayout, MeshRedis } from '@agentmesh/shared';
+import type { CodedError, KeyLayout } from '@agentmesh/shared';
+import type { MeshRedis } from '@agentmesh/shared/redis';
 
 /** A tool call's outcome as kept under its Idempotency-Key. */
 export type StoredOutcome = { ok: true; result: unknown } | { ok: false; error: CodedError };

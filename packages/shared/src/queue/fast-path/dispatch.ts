@@ -1,8 +1,9 @@
+import { dispatchKeys } from '../../keys.js';
 import { REDIS_NOW_MS } from '../../store/lua-fragments.js';
 import { BULLMQ_VERSION, bullmqScript } from './bullmq-script.js';
 import { MOVE_TO_ACTIVE_KEYS, markedSettings, takeStepLua } from './take-step.js';
 
-/** Starts the last argument of an add that may hand its job to a blocked worker. */
+/** Starts the last argument of an add that may dispatch its job to a blocked worker. */
 const DISPATCH_MARK = 'agentmesh:dispatch:1:';
 
 /** How long a dispatched job's answer waits in a worker's inbox before it expires, ms. */
@@ -20,22 +21,12 @@ export interface DispatchOffer {
   head: string;
 }
 
-/** The keys of the dispatch, under the queue's key (BullMQ's prefix and queue, `{p}:agent-x:`). */
-export const dispatchKeys = {
-  /** Sorted set: the runners whose worker blocks on the queue now, scored by when that block lapses. */
-  blocked: (queueKey: string) => `${queueKey}blocked`,
-  /** Hash: each such runner's DispatchOffer, as JSON. */
-  offers: (queueKey: string) => `${queueKey}offers`,
-  /** Sorted set a runner's worker blocks on beside the marker: the answers of takes made for it. */
-  inbox: (queueKey: string, runner: string) => `${queueKey}inbox:${runner}`,
-};
-
 /**
- * Ahead of BullMQ's add of a standard job: `meshDispatchJob(jobId)` hands the job just added to a
- * worker that blocks on the queue, if one does. The take runs here, in the add, exactly as that
+ * Ahead of BullMQ's add of a standard job: `meshDispatchJob(jobId)` dispatches the job just added to
+ * a worker that blocks on the queue, if one does. The take runs here, in the add, exactly as that
  * worker's own take would (takeStepLua: its token, lock and name, and the activation of the
  * job's invocation), and its answer goes to the worker's inbox, which its block also watches: the
- * worker wakes with the job in hand instead of waking on the marker to take it. The marker the
+ * worker wakes holding the job instead of waking on the marker to take it. The marker the
  * add set goes when no other job waits, so no other worker wakes for nothing. The add's answer
  * is BullMQ's. A worker registers before it blocks, for as long as the block lasts, by Redis's
  * clock, and leaves the set when its block ends; the worker picked leaves it here.
@@ -99,7 +90,7 @@ type Step = (args: unknown[]) => Promise<unknown>;
 
 /**
  * Makes BullMQ's adds of standard jobs on `client` (a gateway's connection, before any Queue on it
- * defines BullMQ's own) hand each job to a worker blocked on its queue, when one is. Only on one
+ * defines BullMQ's own) dispatch each job to a worker blocked on its queue, when one is. Only on one
  * Redis server: on a cluster the invocation's keys and the queue's are in different slots, and
  * BullMQ's add stands.
  */

@@ -6,7 +6,7 @@
  * one Redis server: with it off, no BullMQ step is read, changed or defined by the mesh.
  */
 export { BULLMQ_VERSION, type BullScript, bullmqScript } from './bullmq-script.js';
-export { type DispatchOffer, defineDispatchingAdd, dispatchingAddLua, dispatchKeys } from './dispatch.js';
+export { type DispatchOffer, defineDispatchingAdd, dispatchingAddLua } from './dispatch.js';
 export {
   changeScript,
   MOVE_TO_ACTIVE,

@@ -28,7 +28,7 @@ end`;
  */
 export const TAKE_PRELUDE = `${ACTIVATE_FUNCTION}
 ${markedSettings('meshTake', TAKE_MARK)}
--- A hand-off's take for one job only (hand-off.ts): none unless that job is the next to be taken.
+-- A trailing take of one job only (trailing-takes.ts): none unless that job is the next to be taken.
 if meshTake and meshTake.only and redis.call('LINDEX', KEYS[1], -1) ~= meshTake.only then return {0, 0, 0, 0} end
 local function meshKey(parts, root, id)
   local key = parts[1] .. root .. parts[2]

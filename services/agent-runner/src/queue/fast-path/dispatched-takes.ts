@@ -1,5 +1,6 @@
-import { type MeshRedis, REDIS_NOW_MS } from '@agentmesh/shared';
-import { type DispatchOffer, dispatchKeys } from '@agentmesh/shared/queue/fast-path';
+import { dispatchKeys } from '@agentmesh/shared';
+import type { DispatchOffer } from '@agentmesh/shared/queue/fast-path';
+import { type MeshRedis, REDIS_NOW_MS } from '@agentmesh/shared/redis';
 import { ConnectionClosedError, type Job, raw2NextJobData, type Worker } from 'bullmq';
 import { unpack } from 'msgpackr';
 import type { TakenActivations } from './take-activation.js';
@@ -53,12 +54,12 @@ function asReply(v: unknown): unknown {
 }
 
 /**
- * Jobs handed to a worker by the add that queues them (the gateway's dispatching add, shared
+ * Jobs dispatched to a worker by the add that queues them (the gateway's dispatching add, shared
  * queue/fast-path/dispatch.ts). A worker that blocks on its queue's marker, with a slot free in the runner,
  * registers as blocked for as long as its block lasts, and blocks on its inbox too. An add that
  * finds it there takes the job for it — the take it would have made once the marker woke it, with a
  * token of its own, its lock, and the activation of the job's invocation — and puts the answer in
- * the inbox: the block ends with the job in hand, one round trip to Redis sooner, and BullMQ's fetch
+ * the inbox: the block ends holding the job, one round trip to Redis sooner, and BullMQ's fetch
  * that follows the block is answered here, so the worker processes the job as one it took itself.
  *
  * A job dispatched to a worker that no longer blocks waits in its inbox for its next block (or, if
@@ -78,7 +79,7 @@ export class DispatchedTakes {
       lockDurationMs: number;
       /** False while the runner has no free slot: the worker then blocks unregistered (as it does closing). */
       ready: () => boolean;
-      /** Called for each job handed over. */
+      /** Called for each job dispatched to it. */
       onDelivered?: () => void;
     },
   ) {}

@@ -5,7 +5,7 @@ interface ProcessingWorker {
   concurrency: number;
   nextJobFromJobData(jobData?: unknown, jobId?: string, token?: string): Promise<Job | undefined>;
   processJob(job: Job, token: string, fetchNext?: () => boolean): Promise<unknown>;
-  /** The main loop's queue of jobs in hand (BullMQ's AsyncFifoQueue); null when it does not run. */
+  /** The main loop's queue of jobs it holds (BullMQ's AsyncFifoQueue); null when it does not run. */
   mainLoopQueue: { add(job: Promise<unknown>): void; numTotal(): number } | null;
 }
 
@@ -24,7 +24,7 @@ const takeOf = (id: string, token: string) => `${id}\n${token}`;
  * it is processed there, as BullMQ would.
  *
  * Processing is keyed by the take (job id and token), never by the job alone: a parent parks and
- * is taken again (a hand-up, hand-off.ts) with a token of its own, possibly before the loop got to
+ * is taken again (a parent take, trailing-takes.ts) with a token of its own, possibly before the loop got to
  * its first take. With hundreds of slots the loop may reach a take seconds after it; the lock is
  * renewed from the early start on (BullMQ tracks it from processJob), and a late loop neither
  * tracks the old token over the new one nor runs the job twice.

@@ -17,12 +17,12 @@ const FINISHING = bullmqScript('moveToFinished', 14);
 const SCRIPTS: BullScript[] = [MOVE_TO_ACTIVE, FINISHING];
 
 // The change in moveToFinished alone, where a job's completion moves its parent to the wait list:
-// no marker for a parent handed to the completing runner (finish-in-completion.ts, meshHandUp).
+// no marker for a parent the completing runner takes itself (finish-in-completion.ts, meshParentTaken).
 const FINISHING_CHANGES: ScriptChange[] = [
   [
     'addJobInTargetList(parentWaitKey, parentMarkerKey, "RPUSH", isParentPausedOrMaxed, parentId)',
     'addJobInTargetList(parentWaitKey, parentMarkerKey, "RPUSH",\n' +
-      '                isParentPausedOrMaxed or meshHandUp(parentQueueKey, parentId), parentId)',
+      '                isParentPausedOrMaxed or meshParentTaken(parentQueueKey, parentId), parentId)',
   ],
 ];
 
@@ -61,14 +61,14 @@ export const FETCH_COMMANDS: readonly string[] = SCRIPTS.map((s) => `${s.name}:$
 export const COMPLETE_COMMAND = { name: `${FINISHING.name}:${BULLMQ_VERSION}`, keys: FINISHING.keys };
 
 /**
- * The changed take under a name of the mesh's own: a hand-off's take (hand-off.ts), which no
+ * The changed take under a name of the mesh's own: a trailing take (trailing-takes.ts), which no
  * worker's wrapping of BullMQ's names (take-activation.ts) reaches.
  */
-export const HAND_OFF_TAKE = 'mesh_handOffTake';
+export const TRAILING_TAKE = 'mesh_trailingTake';
 
 /**
  * Registers the changed steps on a worker's connection, where BullMQ then finds them defined, and
- * the take once more as HAND_OFF_TAKE.
+ * the take once more as TRAILING_TAKE.
  */
 export function defineFetchScripts(client: {
   defineCommand(name: string, definition: { numberOfKeys: number; lua: string }): void;
@@ -76,16 +76,16 @@ export function defineFetchScripts(client: {
   // Changed once per process, however many workers (one per hosted agent) register them.
   changed ??= fetchScripts();
   for (const s of changed) client.defineCommand(s.name, { numberOfKeys: s.numberOfKeys, lua: s.lua });
-  defineHandOffTake(client);
+  defineTrailingTake(client);
 }
 
-/** Registers HAND_OFF_TAKE alone (the store's connection needs no more of BullMQ's steps). */
-export function defineHandOffTake(client: {
+/** Registers TRAILING_TAKE alone (the store's connection needs no more of BullMQ's steps). */
+export function defineTrailingTake(client: {
   defineCommand(name: string, definition: { numberOfKeys: number; lua: string }): void;
 }): void {
   changed ??= fetchScripts();
   const take = changed[0]!;
-  client.defineCommand(HAND_OFF_TAKE, { numberOfKeys: take.numberOfKeys, lua: take.lua });
+  client.defineCommand(TRAILING_TAKE, { numberOfKeys: take.numberOfKeys, lua: take.lua });
 }
 
 /** The parts of a BullMQ 6 worker that a fetch goes through (private in its types). */

@@ -1,9 +1,11 @@
-import { FINISH, FINISH_FUNCTION, IS_TERMINAL } from '@agentmesh/shared';
-import { FencedOutError } from '../../store/activation.js';
+import { bullKeys } from '@agentmesh/shared';
+import { FINISH, FINISH_FUNCTION, IS_TERMINAL } from '@agentmesh/shared/redis';
+import type { JobFinishes, ParentTake } from '../../loop/fast-path-ports.js';
+import { FencedOutError } from '../../loop/store/activation.js';
 
 const MARK = 'agentmesh:finish:1';
 /** After FINISH's arguments: the parent the completion moves on is taken by this runner right behind. */
-const HAND_UP = 'agentmesh:handup:1';
+const PARENT_TAKE = 'agentmesh:parenttake:1';
 /** FINISH did not write: the invocation had ended already. */
 const ENDED = -9003;
 /** FINISH did not write: another activation holds the invocation. */
@@ -18,17 +20,18 @@ const FINISH_KEYS = FINISH.numberOfKeys!;
  * untouched, answering why; the runner then completes the job with BullMQ's step alone, as it
  * would have after a FINISH of its own. BullMQ reads its arguments 1–9 only.
  *
- * With the hand-up mark and the parent's job id after FINISH's arguments, a parent the completion
+ * With the parent-take mark and the parent's job id after FINISH's arguments, a parent the completion
  * moves to its wait list (BullMQ's moveParentToWait, changed in fetch-scripts.ts) gets no marker
- * when it is the only job waiting there: the runner takes it in the step right behind (hand-off.ts),
+ * when it is the only job waiting there: the runner takes it in the step right behind (trailing-takes.ts),
  * so no worker wakes for it. (Were that take never to run, the parent waits for a worker's next
  * fetch, at most its block's timeout away.)
  */
 export const FINISH_PRELUDE = `${FINISH_FUNCTION}${IS_TERMINAL}
-local meshHandUpId
-local function meshHandUp(queueKey, parentId)
-  return meshHandUpId == parentId and redis.call('LLEN', queueKey .. ':wait') == 0
-    and redis.call('ZCARD', queueKey .. ':prioritized') == 0
+local meshTakenParentId
+-- queueKey is BullMQ's parentQueueKey, without the trailing ':' of toKey('').
+local function meshParentTaken(queueKey, parentId)
+  return meshTakenParentId == parentId and redis.call('LLEN', queueKey .. '${bullKeys.queue(':', 'wait')}') == 0
+    and redis.call('ZCARD', queueKey .. '${bullKeys.queue(':', 'prioritized')}') == 0
 end
 local function meshFinishFirst()
   local at
@@ -40,7 +43,7 @@ local function meshFinishFirst()
   local keys, argv = {}, {}
   for j = 1, ${FINISH_KEYS} do keys[j] = ARGV[at + 1 + j] end
   for j = 1, n do argv[j] = ARGV[at + ${FINISH_KEYS + 1} + j] end
-  if ARGV[at + ${FINISH_KEYS + 2} + n] == '${HAND_UP}' then meshHandUpId = ARGV[at + ${FINISH_KEYS + 3} + n] end
+  if ARGV[at + ${FINISH_KEYS + 2} + n] == '${PARENT_TAKE}' then meshTakenParentId = ARGV[at + ${FINISH_KEYS + 3} + n] end
   if meshFinish(keys, argv) ~= 0 then return nil end
   local status = redis.call('HGET', keys[1], 'status')
   if isTerminal(status) then return ${ENDED} end
@@ -55,16 +58,9 @@ end
 /** A step as ioredis defines it on a connection: the arguments as one list. */
 type Step = (args: unknown[]) => Promise<unknown>;
 
-/** The parent a child's completion may move on, and the worker of this runner to hand it to. */
-export interface HandUp {
-  parentId: string;
-  /** The parent's worker's hand-off (hand-off.ts). */
-  handOff: { canTake(): boolean; queue(target: object, only?: string): void };
-}
-
 interface Waiting {
   args: (string | number)[];
-  handUp: HandUp | undefined;
+  parentTake: ParentTake | undefined;
   resolve(written: boolean): void;
   reject(e: Error): void;
 }
@@ -77,7 +73,7 @@ interface Waiting {
  * writes land together. The activation returns at once (the completion follows the processor's
  * return); what it does once the end is written waits for the step's reply.
  */
-export class FinishesInCompletion {
+export class FinishesInCompletion implements JobFinishes {
   private readonly waiting = new Map<string, Waiting>();
 
   /** Makes `command` (BullMQ's changed completion step, with `keys` keys) on `client` carry the ends. */
@@ -91,11 +87,17 @@ export class FinishesInCompletion {
       if (!end) return send.call(client, args);
       this.waiting.delete(jobId);
       // The parent goes to this runner when its worker can take it: the take right behind the step.
-      const up = end.handUp?.handOff.canTake() ? end.handUp : undefined;
-      const handUp = up ? [HAND_UP, up.parentId] : [];
-      const sent = send.call(client, [...args, MARK, end.args.length - FINISH_KEYS, ...end.args, ...handUp]);
+      const up = end.parentTake?.takes.canTake() ? end.parentTake : undefined;
+      const parentTake = up ? [PARENT_TAKE, up.parentId] : [];
+      const sent = send.call(client, [
+        ...args,
+        MARK,
+        end.args.length - FINISH_KEYS,
+        ...end.args,
+        ...parentTake,
+      ]);
       // Right behind it on the same connection (defineFetchScripts defines the take with the step).
-      up?.handOff.queue(client, up.parentId);
+      up?.takes.queue(client, up.parentId);
       let raw: unknown;
       try {
         raw = await sent;
@@ -117,10 +119,10 @@ export class FinishesInCompletion {
   /**
    * Has FINISH (`args`: its keys, then its arguments) ride in the step that completes job `jobId`;
    * resolves true when it wrote the end, false when the invocation had ended already, and rejects
-   * with FencedOutError when another activation holds it. With `handUp`, the parent the step
-   * moves on is taken by that worker in the step right behind (hand-off.ts).
+   * with FencedOutError when another activation holds it. With `parentTake`, the parent the step
+   * moves on is taken by that worker in the step right behind (trailing-takes.ts).
    */
-  defer(jobId: string, args: (string | number)[], handUp?: HandUp): Promise<boolean> {
-    return new Promise((resolve, reject) => this.waiting.set(jobId, { args, handUp, resolve, reject }));
+  defer(jobId: string, args: (string | number)[], parentTake?: ParentTake): Promise<boolean> {
+    return new Promise((resolve, reject) => this.waiting.set(jobId, { args, parentTake, resolve, reject }));
   }
 }

@@ -1,11 +1,12 @@
-import { REDIS_NOW_MS } from '@agentmesh/shared';
-import { bullmqScript, dispatchKeys } from '@agentmesh/shared/queue/fast-path';
+import { type BullQueueKey, bullKeys, dispatchKeys } from '@agentmesh/shared';
+import { bullmqScript } from '@agentmesh/shared/queue/fast-path';
+import { REDIS_NOW_MS } from '@agentmesh/shared/redis';
 import type { Queue } from 'bullmq';
 import type { ChainableCommander, Redis } from 'ioredis';
 
 const STALLED_CHECK = bullmqScript('moveStalledJobsToWait', 9);
 // Its keys, in its order (BullMQ's backend, moveStalledJobsToWaitArgs), as suffixes of the queue's key.
-const STALLED_CHECK_KEYS = [
+const STALLED_CHECK_KEYS: BullQueueKey[] = [
   'stalled',
   'wait',
   'active',
@@ -23,7 +24,7 @@ const STALLED_CHECK_KEYS = [
 // so the check that follows moves them back to wait now, exactly as it would once their locks had
 // lapsed: stalled count, failure past maxStalledCount, marker and `stalled` event are BullMQ's.
 // When the runner holds none, BullMQ's check does not run. The gone runner also leaves the queue's blocked workers
-// and their offers (shared queue/fast-path/dispatch.ts), so no add hands it a job.
+// and their offers (shared queue/fast-path/dispatch.ts), so no add dispatches a job to it.
 const RECLAIM_PRELUDE = `
 local meshGone = ARGV[5]
 redis.call("ZREM", ARGV[2] .. "${dispatchKeys.blocked('')}", meshGone)
@@ -32,7 +33,7 @@ local meshFound = 0
 for _, meshJobId in ipairs(redis.call("LRANGE", KEYS[3], 0, -1)) do
   local meshJobKey = ARGV[2] .. meshJobId
   if redis.call("HGET", meshJobKey, "pb") == meshGone then
-    redis.call("DEL", meshJobKey .. ":lock")
+    redis.call("DEL", meshJobKey .. "${bullKeys.lock('')}")
     redis.call("SADD", KEYS[1], meshJobId)
     meshFound = meshFound + 1
   end
@@ -94,7 +95,7 @@ export function queueReclaim(
     .meshReclaimGone;
   step.call(
     write,
-    ...STALLED_CHECK_KEYS.map((suffix) => queue.toKey(suffix)),
+    ...STALLED_CHECK_KEYS.map((name) => bullKeys.queue(queue.toKey(''), name)),
     ...[stalled.maxStalledCount, queue.toKey(''), Date.now(), stalled.stalledInterval, id],
   );
 }

@@ -1,7 +1,7 @@
-import { connectRedis, type KeyLayout, type Logger, type RedisTarget } from '@agentmesh/shared';
+import { type KeyLayout, type Logger, runnerClientName } from '@agentmesh/shared';
+import { connectRedis, type RedisTarget } from '@agentmesh/shared/redis';
 import type { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
-import { runnerClientName } from '../client-name.js';
 import { defineGoneRunnerSteps, type GoneRunnerSteps, queueReclaim } from './gone-runner-steps.js';
 
 /** How the watch runs; the defaults are the runner's. */

@@ -1,7 +1,8 @@
+import { bullKeys } from '@agentmesh/shared';
 import { BULLMQ_VERSION, bullmqScript } from '@agentmesh/shared/queue/fast-path';
 import { Job, type Queue } from 'bullmq';
-import type { ChildJob } from '../../steps/child-jobs.js';
-import { type Activation, FencedOutError } from '../../store/activation-store.js';
+import type { ChildJob } from '../../loop/steps/child-jobs.js';
+import { type Activation, FencedOutError } from '../../loop/store/activation-store.js';
 
 const ADD = bullmqScript('addStandardJob', 9);
 
@@ -18,7 +19,7 @@ const COMMAND = 'mesh_addChildJob';
  * submission's reply: that reply is one round trip less before a runner takes the child.
  *
  * With ARGV[6] = '1' the submitting runner takes the job itself in the next step of the same
- * write (hand-off.ts): when the job is the only one waiting, the queue's marker the add
+ * write (a trailing take, trailing-takes.ts): when the job is the only one waiting, the queue's marker the add
  * set is taken away again, so no worker wakes to find the queue empty. (Redis serves a blocked
  * pop after each step, so this must be the add's own step.) Were that take never to run, the job
  * waits for a worker's next fetch, at most its block's timeout away.
@@ -45,8 +46,8 @@ export function defineGuardedAdd(client: {
 /**
  * Queues the jobs on `pipeline` (of a connection defineGuardedAdd registered on), each guarded by
  * the parent's epoch; returns how many. BullMQ builds each job's arguments as its own add would
- * (Job.addJob), and the pipeline stands in for its client. The job `handedOff` is taken by this
- * runner in the step queued right behind it (hand-off.ts).
+ * (Job.addJob), and the pipeline stands in for its client. The job `trailed` is taken by this
+ * runner in the step queued right behind it (trailing-takes.ts).
  */
 export function queueChildJobs(
   pipeline: object,
@@ -54,22 +55,25 @@ export function queueChildJobs(
   jobs: ChildJob[],
   activation: Activation,
   parentInv: string,
-  handedOff?: string,
+  trailed?: string,
 ): number {
   const send = (pipeline as Record<string, (args: unknown[]) => unknown>)[COMMAND];
   if (typeof send !== 'function') throw new Error(`${COMMAND} is not defined on the store's connection`);
-  let handOff: string[] = [];
+  let trailing: string[] = [];
   const client = {
     runCommand(name: string, args: unknown[]) {
       if (name !== `addStandardJob:${BULLMQ_VERSION}`)
         throw new Error(`a child job is added as a standard job, not by ${name}`);
-      send.call(pipeline, [...args, parentInv, String(activation.epoch), ...handOff]);
+      send.call(pipeline, [...args, parentInv, String(activation.epoch), ...trailing]);
     },
   };
   for (const { name, data, opts } of jobs) {
-    handOff = opts.jobId === handedOff ? ['1'] : [];
+    trailing = opts.jobId === trailed ? ['1'] : [];
     const job = new Job(queues.get(name)!, name, data, opts, opts.jobId);
-    const parentOpts = { parentKey: job.parentKey, parentDependenciesKey: `${job.parentKey}:dependencies` };
+    const parentOpts = {
+      parentKey: job.parentKey,
+      parentDependenciesKey: bullKeys.dependencies(job.parentKey!),
+    };
     // The step is queued before addJob's first await; its reply comes from the pipeline's results.
     void job.addJob(client as never, parentOpts).catch(() => undefined);
   }

@@ -1,6 +1,6 @@
 import { bullmqScript } from '@agentmesh/shared/queue/fast-path';
 import type { Job } from 'bullmq';
-import { type Activation, FencedOutError } from '../../store/activation-store.js';
+import { type Activation, FencedOutError } from '../../loop/store/activation-store.js';
 import { FENCED } from './guarded-add.js';
 
 const PARK = bullmqScript('moveToWaitingChildren', 7);

@@ -1,36 +1,22 @@
-import type { Job, Queue } from 'bullmq';
-import type { ChildJob } from '../../steps/child-jobs.js';
-import type { Activation, ActivationStore, ChildSubmission } from '../../store/activation-store.js';
+import type { Queue } from 'bullmq';
+import type { Submission } from '../../loop/fast-path-ports.js';
+import type { ActivationStore } from '../../loop/store/activation-store.js';
 import { checkChildJobs, queueChildJobs } from './guarded-add.js';
 import { queueParkJob } from './guarded-park.js';
-import type { HandOff } from './hand-off.js';
+import type { TrailingTakes } from './trailing-takes.js';
 
-/** What a submission goes through: the runner's store, its queues and its hand-offs, by agent name. */
+/** What a submission goes through: the runner's store, its queues and its workers' trailing takes, by agent name. */
 export interface SubmitDeps {
   store: ActivationStore;
   queues: Map<string, Queue>;
-  handOffs: ReadonlyMap<string, HandOff>;
-}
-
-/** A delegation's submission as steps/delegate.ts prepared it. */
-export interface Submission {
-  job: Job;
-  activation: Activation;
-  /** Every sub-agent call of the turn, in order; `jobs` are theirs, index for index. */
-  calls: readonly { callId: string }[];
-  /** The calls not submitted before (a replay submits none of them again). */
-  fresh: ChildSubmission[];
-  jobs: ChildJob[];
-  park: { park: boolean; resumeCall?: string };
-  /** The parent job's token: its job parks in the last write when given. */
-  token: string | undefined;
+  trailingTakes: ReadonlyMap<string, TrailingTakes>;
 }
 
 /**
  * Submits the children with each child's job behind its submission, in the same writes, guarded
  * by this activation's epoch (guarded-add.ts); the jobs of calls submitted before (a replay) go
  * with the last write. The first child's job is taken by this runner right behind its add
- * (hand-off.ts), and with `park` the parent's job parks last (guarded-park.ts). Resolves with
+ * (trailing-takes.ts), and with `park` the parent's job parks last (guarded-park.ts). Resolves with
  * BullMQ's answer to that park (true: it waits for its children), undefined when it did not park.
  */
 export async function submitWithJobs(ctx: SubmitDeps, sub: Submission): Promise<boolean | undefined> {
@@ -46,11 +32,11 @@ export async function submitWithJobs(ctx: SubmitDeps, sub: Submission): Promise<
       first !== undefined && part.callIds.has(first)
         ? jobs[calls.findIndex((c) => c.callId === first)]
         : undefined;
-    const handOff = firstJob ? ctx.handOffs?.get(firstJob.name) : undefined;
+    const trailing = firstJob ? ctx.trailingTakes?.get(firstJob.name) : undefined;
     // A parent that parks frees its slot for the child right after this write.
-    const taking = handOff?.canTake(park.park) ? firstJob?.opts.jobId : undefined;
+    const taking = trailing?.canTake(park.park) ? firstJob?.opts.jobId : undefined;
     const added = queueChildJobs(p, ctx.queues, mine, activation, inv, taking);
-    if (taking) handOff?.queue(p); // not counted: its answer goes to the worker
+    if (taking) trailing?.queue(p); // not counted: its answer goes to the worker
     // Last, behind every job: the parent's job waits for them (not counted: answered apart).
     if (part.last && park.park && token !== undefined) jobPark = queueParkJob(p, job, token, activation, inv);
     return added;

@@ -1,14 +1,6 @@
 import type { KeyLayout } from '@agentmesh/shared';
 import { TAKE_MARK } from '@agentmesh/shared/queue/fast-path';
-
-/** What ACTIVATE records of a ReAct agent's first model call (see reactStart in run-activation). */
-export interface ReactStart {
-  firstCallId: string;
-  model: string;
-  defHash: string;
-  /** The agent checks a child's input first (it has an input schema). */
-  inputSchema: boolean;
-}
+import type { ReactStart, TakenActivation } from '../../loop/fast-path-ports.js';
 
 /** What a worker's takes activate with: its agent, its runner, and its agent's first model call. */
 export interface TakeSettings {
@@ -22,9 +14,6 @@ export interface TakeSettings {
    */
   ready: () => boolean;
 }
-
-/** What the take answers for its job's invocation: ACTIVATE's reply, null when it is gone. */
-export type TakenActivation = unknown[] | null;
 
 const ROOT = '\u0001';
 const ID = '\u0002';

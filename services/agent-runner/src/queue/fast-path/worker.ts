@@ -1,15 +1,17 @@
-import { type KeyLayout, type MeshRedis, queueName } from '@agentmesh/shared';
+import { type KeyLayout, queueName } from '@agentmesh/shared';
+import type { MeshRedis } from '@agentmesh/shared/redis';
 import { type Processor, Worker, type WorkerOptions } from 'bullmq';
-import { agentLabel } from '../../metrics.js';
-import type { Slots } from '../../slots.js';
-import { reactStart } from '../../steps/run-activation.js';
-import type { RunnerContext } from '../../steps/runner-context.js';
+import type { TakenActivation } from '../../loop/fast-path-ports.js';
+import { agentLabel } from '../../loop/metrics.js';
+import { reactStart } from '../../loop/steps/run-activation.js';
+import type { RunnerContext } from '../../loop/steps/runner-context.js';
+import type { Slots } from '../slots.js';
 import { DispatchedTakes } from './dispatched-takes.js';
 import { EarlyStarts } from './early-start.js';
 import { COMPLETE_COMMAND, defineFetchScripts, FETCH_COMMANDS, takeFetchHints } from './fetch-scripts.js';
 import { FinishesInCompletion } from './finish-in-completion.js';
-import { HandOff } from './hand-off.js';
-import { type TakenActivation, TakenActivations } from './take-activation.js';
+import { TakenActivations } from './take-activation.js';
+import { TrailingTakes } from './trailing-takes.js';
 
 /** What the stock worker (queue/agent-worker.ts) gives the fast path to build a worker with. */
 export interface FastWorkerSettings {
@@ -35,7 +37,7 @@ export interface FastWorker {
  * The worker of one hosted agent's queue with every part of the fast path: the changed fetch
  * steps and their hint (fetch-scripts.ts), activation in the take (take-activation.ts), early
  * starts (early-start.ts), a delegation's end in its job's completion (finish-in-completion.ts),
- * hand-offs (hand-off.ts) and dispatched takes (dispatched-takes.ts).
+ * trailing takes (trailing-takes.ts) and dispatched takes (dispatched-takes.ts).
  */
 export function fastWorker(name: string, ctx: RunnerContext, s: FastWorkerSettings): FastWorker {
   const { connection, slots } = s;
@@ -56,8 +58,8 @@ export function fastWorker(name: string, ctx: RunnerContext, s: FastWorkerSettin
   const worker = new Worker(queueName(name), s.processor, { ...s.options, autorun: false });
   takeFetchHints(worker);
   new EarlyStarts().attach(worker, (jobId) => takes.has(jobId));
-  ctx.handOffs?.set(name, new HandOff(worker, takes, ready));
-  // Jobs the gateway's add hands to it while it blocks (dispatched-takes.ts).
+  ctx.trailingTakes?.set(name, new TrailingTakes(worker, takes, ready));
+  // Jobs the gateway's add dispatches to it while it blocks (dispatched-takes.ts).
   const dispatched = new DispatchedTakes(worker, takes, {
     runner: ctx.runnerId,
     queueKey: worker.toKey(''),
