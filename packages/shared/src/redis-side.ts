@@ -3,13 +3,10 @@
 export * from './redis/index.js';
 export { cancelTree, type FlaggedNode } from './store/cancel-tree.js';
 export { type Catalogue, readCatalogue, waitForCatalogue } from './store/catalogue.js';
-export * from './store/ending-scripts.js';
+export { APPROVAL_WAKE_PREFIX, DONE_MESSAGE_MAX_BYTES } from './store/done-channel.js';
 export { finishArgs, type Outcome } from './store/finish-args.js';
-export * from './store/gateway-scripts.js';
-export { IS_TERMINAL, REDIS_NOW_MS } from './store/lua-fragments.js';
-export * from './store/lua-scripts.js';
+export * from './store/lua-steps.js';
 export { type MeshScripts, meshScripts } from './store/mesh-scripts.js';
 export { readInvocation } from './store/read-invocation.js';
-export * from './store/session-scripts.js';
 export * from './store/session-settle.js';
 export * from './store/session-store.js';

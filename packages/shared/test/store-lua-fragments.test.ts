@@ -1,12 +1,13 @@
-// The Lua fragments the mesh's steps share, run in a real Redis: IS_TERMINAL is built from the
-// TypeScript side's list of terminal statuses and answers as isTerminal does, for every status.
+// The Lua fragments the mesh's steps share, run in a real Redis: is-terminal.lua is given the
+// TypeScript side's list of terminal statuses (a loader constant) and answers as isTerminal does, for every status.
 
 import { startRedis } from '@agentmesh/test-support/redis-server';
 import { Redis } from 'ioredis';
 import t from 'tap';
-import { IS_TERMINAL } from '../src/store/lua-fragments.js';
+import { meshLua } from '../src/store/lua-steps.js';
 import { InvocationStatus, isTerminal, TERMINAL_STATUSES } from '../src/wire/invocation-view.js';
 
+const IS_TERMINAL = meshLua.fragment('is-terminal');
 const server = await startRedis();
 const redis = new Redis(server.url);
 t.teardown(async () => {
@@ -14,7 +15,7 @@ t.teardown(async () => {
   await server.stop();
 });
 
-t.test('IS_TERMINAL agrees with isTerminal on every status, and on none', async (t) => {
+t.test('is-terminal.lua agrees with isTerminal on every status, and on none', async (t) => {
   const statuses = InvocationStatus.anyOf.map((s) => s.const as string);
   t.same(
     statuses.filter((s) => isTerminal(s)),

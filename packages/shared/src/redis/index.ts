@@ -8,4 +8,5 @@ export {
   type MeshRedis,
 } from './connect-redis.js';
 export { keySlot } from './key-slot.js';
+export { type LuaConstant, LuaLoader, type LuaScript } from './lua-loader.js';
 export { isClusterTarget, type RedisTarget } from './redis-target.js';

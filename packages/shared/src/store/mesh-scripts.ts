@@ -1,22 +1,21 @@
-import { CANCEL_TREE, FINISH } from './ending-scripts.js';
+import type { LuaScript } from '../redis/lua-loader.js';
 import {
+  ACTIVATE,
+  CANCEL_TREE,
+  COMMIT_MEMORY,
   CREATE_FORK,
   CREATE_INVOCATION,
   DECIDE_APPROVAL,
+  DISCARD_CALLS,
+  FINISH,
   LIST_RECENT,
+  PARK,
   READ_FORK_SOURCE,
   READ_INVOCATION,
-} from './gateway-scripts.js';
-import {
-  ACTIVATE,
-  COMMIT_MEMORY,
-  DISCARD_CALLS,
-  type LuaScript,
-  PARK,
   RECORD_CALL,
   REQUEST_APPROVAL,
   SUBMIT_CHILD,
-} from './lua-scripts.js';
+} from './lua-steps.js';
 
 /** The part of an ioredis client (or pipeline) the scripts need. */
 export interface ScriptHost {

@@ -9,15 +9,15 @@ import {
 import { MeshError } from '../errors/mesh-error.js';
 import { truncateResult } from '../json/truncate-result.js';
 import type { KeyLayout } from '../keys.js';
-import type { LuaScript } from './lua-scripts.js';
-import { boundHistory, type SessionMessage } from './session-message.js';
+import type { LuaScript } from '../redis/lua-loader.js';
 import {
   SESSION_ADVANCE,
   SESSION_CLAIM,
   SESSION_DELETE,
   SESSION_HISTORY,
   SESSION_PAGE,
-} from './session-scripts.js';
+} from './lua-steps.js';
+import { boundHistory, type SessionMessage } from './session-message.js';
 
 /** What a second invoke does while one of the session runs (`?multitask=`, docs/guides/sessions.md). */
 export type Multitask = 'enqueue' | 'reject' | 'interrupt';

@@ -9,9 +9,10 @@ export { BULLMQ_VERSION, type BullScript, bullmqScript } from './bullmq-script.j
 export { type DispatchOffer, defineDispatchingAdd, dispatchingAddLua } from './dispatch.js';
 export {
   changeScript,
+  DISPATCH_MARK,
+  fastPathLua,
   MOVE_TO_ACTIVE,
   MOVE_TO_ACTIVE_KEYS,
-  markedSettings,
   type ScriptChange,
   TAKE_CHANGES,
   TAKE_MARK,

@@ -1,8 +1,9 @@
 import { dispatchKeys } from '@agentmesh/shared';
 import type { DispatchOffer } from '@agentmesh/shared/queue/fast-path';
-import { type MeshRedis, REDIS_NOW_MS } from '@agentmesh/shared/redis';
+import type { MeshRedis } from '@agentmesh/shared/redis';
 import { ConnectionClosedError, type Job, raw2NextJobData, type Worker } from 'bullmq';
 import { unpack } from 'msgpackr';
+import { runnerLua } from './runner-lua.js';
 import type { TakenActivations } from './take-activation.js';
 
 /** The blocking client of a BullMQ 6 worker, as its backend uses it (BullMQ's proxy over ioredis). */
@@ -27,16 +28,6 @@ interface DispatchingWorker {
   nextJobFromJobData(jobData?: unknown, jobId?: string, token?: string): Promise<Job | undefined>;
   moveToActive(token: string, name?: string): Promise<Job | undefined>;
 }
-
-/**
- * Registers a worker as blocked on its queue until its block lapses (Redis's clock), with its offer
- * (written when absent: a Redis that restarted has none).
- */
-const REGISTER = `${REDIS_NOW_MS}
-redis.call('ZADD', KEYS[1], redisNowMs() + tonumber(ARGV[2]), ARGV[1])
-redis.call('HSETNX', KEYS[2], ARGV[1], ARGV[3])
-return 0
-`;
 
 function asClosed(e: Error): never {
   if (e.name === 'AbortError') throw new ConnectionClosedError(e.message);
@@ -100,7 +91,7 @@ export class DispatchedTakes {
       head: this.takes.offerHead(),
     };
     const offerJson = JSON.stringify(offer);
-    client.defineCommand('meshRegisterBlocked', { numberOfKeys: 2, lua: REGISTER });
+    client.defineCommand('meshRegisterBlocked', { numberOfKeys: 2, lua: runnerLua.text('register-blocked') });
     // Set on the proxy, written through to the ioredis client BullMQ's backend calls it on.
     client.bzpopmin = async (marker, timeout) => {
       const block = client.pipeline();

@@ -10,6 +10,7 @@ import {
 } from '@agentmesh/shared/queue/fast-path';
 import type { Job, Worker } from 'bullmq';
 import { FINISH_PRELUDE } from './finish-in-completion.js';
+import { runnerLua } from './runner-lua.js';
 
 export type { BullScript } from '@agentmesh/shared/queue/fast-path';
 
@@ -17,12 +18,11 @@ const FINISHING = bullmqScript('moveToFinished', 14);
 const SCRIPTS: BullScript[] = [MOVE_TO_ACTIVE, FINISHING];
 
 // The change in moveToFinished alone, where a job's completion moves its parent to the wait list:
-// no marker for a parent the completing runner takes itself (finish-in-completion.ts, meshParentTaken).
+// no marker for a parent the completing runner takes itself (lua/finish-parent-marker.lua).
 const FINISHING_CHANGES: ScriptChange[] = [
   [
     'addJobInTargetList(parentWaitKey, parentMarkerKey, "RPUSH", isParentPausedOrMaxed, parentId)',
-    'addJobInTargetList(parentWaitKey, parentMarkerKey, "RPUSH",\n' +
-      '                isParentPausedOrMaxed or meshParentTaken(parentQueueKey, parentId), parentId)',
+    runnerLua.text('finish-parent-marker').trimEnd(),
   ],
 ];
 

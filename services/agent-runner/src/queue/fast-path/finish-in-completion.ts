@@ -1,59 +1,16 @@
-import { bullKeys } from '@agentmesh/shared';
-import { FINISH, FINISH_FUNCTION, IS_TERMINAL } from '@agentmesh/shared/redis';
+import { FINISH } from '@agentmesh/shared/redis';
 import type { JobFinishes, ParentTake } from '../../loop/fast-path-ports.js';
 import { FencedOutError } from '../../loop/store/activation.js';
+import { FINISH_ENDED, FINISH_FENCED, FINISH_MARK, PARENT_TAKE_MARK, runnerLua } from './runner-lua.js';
 
-const MARK = 'agentmesh:finish:1';
-/** After FINISH's arguments: the parent the completion moves on is taken by this runner right behind. */
-const PARENT_TAKE = 'agentmesh:parenttake:1';
-/** FINISH did not write: the invocation had ended already. */
-const ENDED = -9003;
-/** FINISH did not write: another activation holds the invocation. */
-const FENCED = -9002;
 /** How many of FINISH's arguments are keys (a fixed count, as FINISH is defined). */
 const FINISH_KEYS = FINISH.numberOfKeys!;
 
 /**
- * Lua put ahead of BullMQ's step that completes a job (fetch-scripts.ts): when the step's arguments
- * hold the mark, FINISH's keys and arguments follow it (the count of arguments first) and FINISH
- * runs before the job is completed. When FINISH does not write, the step ends there, the job
- * untouched, answering why; the runner then completes the job with BullMQ's step alone, as it
- * would have after a FINISH of its own. BullMQ reads its arguments 1–9 only.
- *
- * With the parent-take mark and the parent's job id after FINISH's arguments, a parent the completion
- * moves to its wait list (BullMQ's moveParentToWait, changed in fetch-scripts.ts) gets no marker
- * when it is the only job waiting there: the runner takes it in the step right behind (trailing-takes.ts),
- * so no worker wakes for it. (Were that take never to run, the parent waits for a worker's next
- * fetch, at most its block's timeout away.)
+ * Lua put ahead of BullMQ's step that completes a job (fetch-scripts.ts): FINISH riding in it,
+ * when its arguments hold the mark (lua/finish-prelude.lua).
  */
-export const FINISH_PRELUDE = `${FINISH_FUNCTION}${IS_TERMINAL}
-local meshTakenParentId
--- queueKey is BullMQ's parentQueueKey, without the trailing ':' of toKey('').
-local function meshParentTaken(queueKey, parentId)
-  return meshTakenParentId == parentId and redis.call('LLEN', queueKey .. '${bullKeys.queue(':', 'wait')}') == 0
-    and redis.call('ZCARD', queueKey .. '${bullKeys.queue(':', 'prioritized')}') == 0
-end
-local function meshFinishFirst()
-  local at
-  for i = 10, #ARGV do
-    if ARGV[i] == '${MARK}' then at = i; break end
-  end
-  if not at then return nil end
-  local n = tonumber(ARGV[at + 1])
-  local keys, argv = {}, {}
-  for j = 1, ${FINISH_KEYS} do keys[j] = ARGV[at + 1 + j] end
-  for j = 1, n do argv[j] = ARGV[at + ${FINISH_KEYS + 1} + j] end
-  if ARGV[at + ${FINISH_KEYS + 2} + n] == '${PARENT_TAKE}' then meshTakenParentId = ARGV[at + ${FINISH_KEYS + 3} + n] end
-  if meshFinish(keys, argv) ~= 0 then return nil end
-  local status = redis.call('HGET', keys[1], 'status')
-  if isTerminal(status) then return ${ENDED} end
-  return ${FENCED}
-end
-do
-  local refused = meshFinishFirst()
-  if refused then return refused end
-end
-`;
+export const FINISH_PRELUDE = runnerLua.text('finish-prelude');
 
 /** A step as ioredis defines it on a connection: the arguments as one list. */
 type Step = (args: unknown[]) => Promise<unknown>;
@@ -88,10 +45,11 @@ export class FinishesInCompletion implements JobFinishes {
       this.waiting.delete(jobId);
       // The parent goes to this runner when its worker can take it: the take right behind the step.
       const up = end.parentTake?.takes.canTake() ? end.parentTake : undefined;
-      const parentTake = up ? [PARENT_TAKE, up.parentId] : [];
+      const parentTake = up ? [PARENT_TAKE_MARK, up.parentId] : [];
       const sent = send.call(client, [
         ...args,
-        MARK,
+        FINISH_MARK,
+        FINISH_KEYS,
         end.args.length - FINISH_KEYS,
         ...end.args,
         ...parentTake,
@@ -106,11 +64,11 @@ export class FinishesInCompletion implements JobFinishes {
         if (!this.waiting.has(jobId)) this.waiting.set(jobId, end);
         throw e;
       }
-      if (raw !== ENDED && raw !== FENCED) {
+      if (raw !== FINISH_ENDED && raw !== FINISH_FENCED) {
         end.resolve(true);
         return raw;
       }
-      if (raw === ENDED) end.resolve(false);
+      if (raw === FINISH_ENDED) end.resolve(false);
       else end.reject(new FencedOutError(jobId));
       return send.call(client, args);
     };

@@ -3,15 +3,14 @@ import { BULLMQ_VERSION, bullmqScript } from '@agentmesh/shared/queue/fast-path'
 import { Job, type Queue } from 'bullmq';
 import type { ChildJob } from '../../loop/steps/child-jobs.js';
 import { type Activation, FencedOutError } from '../../loop/store/activation-store.js';
+import { GUARD_FENCED, runnerLua } from './runner-lua.js';
 
 const ADD = bullmqScript('addStandardJob', 9);
 
-/** A guarded step's answer (the add's, the park's: guarded-park.ts) when the parent's activation no longer holds the parent. */
-export const FENCED = -9001;
 const COMMAND = 'mesh_addChildJob';
 
 /**
- * BullMQ's own step that adds a job (its installed text), behind a guard: the job is added only
+ * BullMQ's own step that adds a job (its installed text), behind a guard (lua/guarded-add.lua): the job is added only
  * while the activation that submits it still holds its parent — ARGV[4] names the parent's
  * invocation hash, ARGV[5] the activation's epoch (BullMQ reads ARGV 1–3 only). Queued in the
  * pipeline that creates the children, right behind it, the job can then never outlive a
@@ -26,14 +25,7 @@ const COMMAND = 'mesh_addChildJob';
  */
 export const GUARDED_ADD = {
   numberOfKeys: ADD.keys,
-  lua: `if ARGV[5] and redis.call('HGET', ARGV[4], 'epoch') ~= ARGV[5] then return ${FENCED} end
-local meshAdded = (function()
-${ADD.content}
-end)()
-if ARGV[6] == '1' and redis.call('LLEN', KEYS[1]) == 1 and redis.call('LINDEX', KEYS[1], 0) == meshAdded then
-  redis.call('ZREM', KEYS[9], '0')
-end
-return meshAdded`,
+  lua: runnerLua.text('guarded-add', { ADD: ADD.content }),
 };
 
 /** Registers the guarded add on the connection the runner's store and queues share. */
@@ -84,7 +76,7 @@ export function queueChildJobs(
 export function checkChildJobs(activation: Activation, replies: [Error | null, unknown][]): void {
   for (const [err, value] of replies) {
     if (err) throw err;
-    if (value === FENCED) throw new FencedOutError(activation.state.id);
+    if (value === GUARD_FENCED) throw new FencedOutError(activation.state.id);
     if (typeof value === 'number' && value < 0) throw new Error(`bullmq refused a child job (${value})`);
   }
 }

@@ -1,7 +1,7 @@
 import { bullmqScript } from '@agentmesh/shared/queue/fast-path';
 import type { Job } from 'bullmq';
 import { type Activation, FencedOutError } from '../../loop/store/activation-store.js';
-import { FENCED } from './guarded-add.js';
+import { GUARD_FENCED, runnerLua } from './runner-lua.js';
 
 const PARK = bullmqScript('moveToWaitingChildren', 7);
 
@@ -9,7 +9,7 @@ const COMMAND = 'mesh_parkJob';
 
 /**
  * BullMQ's own step that moves a job to wait for its children (its installed text), behind the
- * guard of the parent's epoch — ARGV[6] names the parent's invocation hash, ARGV[7] the epoch
+ * guard of the parent's epoch (lua/guarded-park.lua) — ARGV[6] names the parent's invocation hash, ARGV[7] the epoch
  * (BullMQ reads ARGV 1–5 only). Queued last in the write that submits a delegation's children and
  * marks the parent `waiting`, the job parks in that round trip instead of the next: the parent's
  * worker slot is free once the write is answered, which a child waiting for a slot (a runner of
@@ -17,8 +17,7 @@ const COMMAND = 'mesh_parkJob';
  */
 export const GUARDED_PARK = {
   numberOfKeys: PARK.keys,
-  lua: `if redis.call('HGET', ARGV[6], 'epoch') ~= ARGV[7] then return ${FENCED} end
-${PARK.content}`,
+  lua: runnerLua.text('guarded-park', { PARK: PARK.content }),
 };
 
 /** Registers the guarded park on the connection the runner's store pipelines go through. */
@@ -58,7 +57,7 @@ export function queueParkJob(
   const parked = new Promise<boolean>((resolve, reject) =>
     send.call(pipeline, [...args, parentInv, String(activation.epoch)], (err, value) => {
       if (err) reject(err);
-      else if (value === FENCED) reject(new FencedOutError(activation.state.id));
+      else if (value === GUARD_FENCED) reject(new FencedOutError(activation.state.id));
       else if (value === 0 || value === 1) resolve(value === 0);
       else
         reject(

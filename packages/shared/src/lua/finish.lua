@@ -1,0 +1,28 @@
+-- FINISH: writes the terminal state once (compare-and-set), completes the parent's call record
+-- when the invocation is a delegation, adds its tree usage to its parent's (`sub...` fields: each
+-- child's subtree is rolled up exactly once, docs/guides/approvals-and-budgets.md), sets the
+-- retention TTL, appends the event and wakes the waiters of a root (on the done channel: `id`, or
+-- `id\n[stateFlat, callsFlat]` up to DONE_MESSAGE_MAX_BYTES, the answer read-invocation would
+-- give; nothing waits on a child there). A root whose tree was failed (`treeError`, set by
+-- cancel-tree) ends `failed` with that error, not `cancelled`.
+-- KEYS: inv, calls, memory, events, parent calls, parent inv (both its own when a root), root inv,
+-- the tree's texts.
+-- ARGV: epoch ('' = unfenced), status, output (its hash field's value, ''), errorJSON (''),
+-- finishedAt, parentCallId (''), parentStatus (a cancelled child leaves its parent's record
+-- `cancelled`: a failed delegation with reason cancelled, with no terminal failure recorded),
+-- parentFieldsJSON (what the parent's record gets: `content`, or `contentRef` and `contentCut`;
+-- ''), parentErrorJSON, finishedAtIso, eventJSON, retentionSeconds, doneChannel, parentEventJSON
+-- (its `parentCallId`, on the parent's hash only, is added here), the output's hash field
+-- (`output`, or a tree text's `outputRef` / `outputTextRef`: store/tree-texts.ts), then the tree
+-- texts the step stores (their count, then ref, text pairs: storeTexts).
+-- A success appends its `output` event, then a terminal `status` event; a failure's eventJSON is
+-- that. Optional, after the texts: a call record of this invocation written first, as record-call
+-- would (callId, recordJSON, eventJSON, modelCalls+, promptTokens+, completionTokens+): the model
+-- reply that led here travels with the finish, one step instead of two.
+-- The tree's texts get the retention TTL once the root has ended (this step, or before it): they
+-- outlive every key that refers to them, each of which got its TTL at its own finish.
+-- Returns 1 when written, 0 when already terminal or fenced out, and the tree's error (JSON) when
+-- a cancellation was written as the tree's failure, so the runner logs and counts what was written.
+-- The step is the function meshFinish (includes/finish-function.lua).
+--- @include "finish-function"
+return meshFinish(KEYS, ARGV)
