@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
+import path from 'node:path';
 import type { CodedError, KeyLayout } from '@agentmesh/shared';
-import type { MeshRedis } from '@agentmesh/shared/redis';
+import { type MeshRedis, meshLua } from '@agentmesh/shared/redis';
 
 /** A tool call's outcome as kept under its Idempotency-Key. */
 export type StoredOutcome = { ok: true; result: unknown } | { ok: false; error: CodedError };
@@ -26,40 +27,12 @@ export interface Lease {
   abandon(): Promise<void>;
 }
 
-// The record is a hash: `tool` and `args` (the scope, set when the call starts: the 'started'
-// marker) and `outcome` (JSON, once it ended). A key used with another scope is 'reused'.
-// KEYS: record, lease. ARGV: token, leaseMs, ttlSeconds, rerunInDoubt ('1' for idempotent tools),
-// tool, argsHash.
-const BEGIN = `
-local rec = redis.call('HMGET', KEYS[1], 'tool', 'args', 'outcome')
-if rec[1] then
-  if rec[1] ~= ARGV[5] or rec[2] ~= ARGV[6] then return {'reused'} end
-  if rec[3] then return {'done', rec[3]} end
-  if redis.call('EXISTS', KEYS[2]) == 1 then return {'busy'} end
-  if ARGV[4] ~= '1' then return {'in_doubt'} end
-end
-redis.call('DEL', KEYS[1])
-redis.call('HSET', KEYS[1], 'tool', ARGV[5], 'args', ARGV[6])
-redis.call('EXPIRE', KEYS[1], ARGV[3])
-redis.call('SET', KEYS[2], ARGV[1], 'PX', ARGV[2])
-return {'run'}`;
-
-// KEYS: record, lease. ARGV: token, outcomeJSON, ttlSeconds, tool, argsHash.
-const END = `
-redis.call('HSET', KEYS[1], 'tool', ARGV[4], 'args', ARGV[5], 'outcome', ARGV[2])
-redis.call('EXPIRE', KEYS[1], ARGV[3])
-if redis.call('GET', KEYS[2]) == ARGV[1] then redis.call('DEL', KEYS[2]) end
-return 1`;
-
-// KEYS: lease. ARGV: token.
-const ABANDON = `
-if redis.call('GET', KEYS[1]) == ARGV[1] then redis.call('DEL', KEYS[1]) end
-return 1`;
-
-// KEYS: lease. ARGV: token, leaseMs.
-const RENEW = `
-if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
-return 0`;
+/** The outcome store's Lua steps (lua/: each file's header names its keys and arguments). */
+export const outcomeLua = meshLua.extend(path.join(import.meta.dirname, 'lua'));
+const BEGIN = outcomeLua.text('outcome-begin');
+const END = outcomeLua.text('outcome-end');
+const ABANDON = outcomeLua.text('outcome-abandon');
+const RENEW = outcomeLua.text('outcome-renew');
 
 /**
  * Keeps each Idempotency-Key's outcome (longer than any invocation lives) and a lease while its

@@ -1,15 +1,13 @@
 import { randomUUID } from 'node:crypto';
+import path from 'node:path';
 import { MeshError, type ModelReply } from '@agentmesh/shared';
-import type { MeshRedis } from '@agentmesh/shared/redis';
+import { type MeshRedis, meshLua } from '@agentmesh/shared/redis';
 import { abortableSleep } from '../abortable-sleep.js';
 import type { ChatModel, ChatRequest } from './chat-model.js';
 
-// KEYS: slots (sorted set: token → lease expiry ms). ARGV: token, now, leaseMs, max.
-const ACQUIRE = `
-redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', ARGV[2])
-if redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[4]) then return 0 end
-redis.call('ZADD', KEYS[1], tonumber(ARGV[2]) + tonumber(ARGV[3]), ARGV[1])
-return 1`;
+/** The model limiter's Lua (lua/model-slot.lua: takes a slot). */
+export const modelLua = meshLua.extend(path.join(import.meta.dirname, 'lua'));
+const ACQUIRE = modelLua.text('model-slot');
 
 /**
  * A model entry's `maxConcurrency`: at most that many calls in flight across every runner. Each
