@@ -30,12 +30,12 @@ const KEY_BUILDING: { pattern: RegExp; example: string }[] = [
   { pattern: /\btoKey\(\s*['"`][^'"`]+['"`]/, example: "queue.toKey('stalled')" },
 ];
 
-/** Every .ts file under `dir`. */
+/** Every .ts and .lua file under `dir` (the Lua steps' keys come in KEYS, ARGV or the loader's constants). */
 function sources(dir: string): string[] {
   return readdirSync(dir).flatMap((name) => {
     const path = join(dir, name);
     if (statSync(path).isDirectory()) return sources(path);
-    return path.endsWith('.ts') && !path.endsWith('.d.ts') ? [path] : [];
+    return (path.endsWith('.ts') && !path.endsWith('.d.ts')) || path.endsWith('.lua') ? [path] : [];
   });
 }
 
@@ -65,6 +65,7 @@ t.test('no source file builds a Redis key outside keys.ts', async (t) => {
     .flatMap(sources)
     .map((f) => relative(ROOT, f));
   t.ok(files.includes(KEYS) && files.length > 200, 'the source trees were found');
+  t.ok(files.filter((f) => f.endsWith('.lua')).length > 20, 'the .lua files were found');
   t.ok(
     keyBuildingLines(readFileSync(join(ROOT, KEYS), 'utf8')).length > 0,
     'keys.ts itself is found building keys',

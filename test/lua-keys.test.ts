@@ -1,22 +1,34 @@
-// Every Lua step of the mesh touches only keys passed in its KEYS (docs/guides/deploying.md: what lets a step run
+// Every mesh Lua step touches only keys passed in its KEYS (docs/guides/deploying.md: what lets a step run
 // on one Redis Cluster slot and what the cluster's routing sees). Redis MONITOR records each script
 // call and the commands it ran; Redis itself (COMMAND GETKEYS) says which arguments of those are
-// keys. The flows below run every step but DISCARD_CALLS (a code agent redeployed mid-run; it
-// touches KEYS[1] and KEYS[2] only). BullMQ's own scripts (keys under its prefix) are not ours.
-// The mesh runs without the queue fast path (MESH_QUEUE_FASTPATH=off), as on a cluster: with it,
-// on one server, ACTIVATE runs inside BullMQ's take of the job and a child's job is added behind a
-// guard that reads the parent's epoch (queue/fast-path), steps that touch the tree's keys without
-// naming them, which only one server allows.
+// keys. The steps are listed from the .lua files (docs/architecture/durability-and-fencing.md:
+// the mesh's, the model limiter's, the tool-host's, the fast path's), so a new file is covered as it
+// lands: the flows below run every step but those NOT_RUN names, and each fast path file's header
+// is found in a step that ran. BullMQ's own scripts are not ours. The mesh runs first without the
+// queue fast path (MESH_QUEUE_FASTPATH=off), as on a cluster; then with it, on one server, where
+// ACTIVATE runs inside BullMQ's take of the job and a child's job is added behind a guard that reads
+// the parent's epoch (queue/fast-path): those steps touch the tree's keys without naming them,
+// which only one server allows, so theirs are checked to be keys of this mesh only. Every .lua file
+// also compiles in Redis (SCRIPT LOAD): no Lua linter is pinned in npm, Redis is the check.
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { keyLayout } from '@agentmesh/shared';
-import * as shared from '@agentmesh/shared/redis';
-import t from 'tap';
+import { bullmqScript, dispatchingAddLua, fastPathLua, takeStepLua } from '@agentmesh/shared/queue/fast-path';
+import { type LuaLoader, meshLua } from '@agentmesh/shared/redis';
+import { Redis } from 'ioredis';
+import t, { type Test } from 'tap';
+import { modelLua } from '../services/agent-runner/src/loop/model/concurrency-limited-model.js';
+import { fetchScripts } from '../services/agent-runner/src/queue/fast-path/fetch-scripts.js';
+import { GUARDED_ADD } from '../services/agent-runner/src/queue/fast-path/guarded-add.js';
+import { GUARDED_PARK } from '../services/agent-runner/src/queue/fast-path/guarded-park.js';
+import { runnerLua } from '../services/agent-runner/src/queue/fast-path/runner-lua.js';
+import { outcomeLua } from '../services/tool-host/src/idempotency/outcome-store.js';
 import { turnOf } from './support/fake-model.js';
-import { startMesh } from './support/mesh.js';
+import { type MeshOptions, startMesh, type TestMesh } from './support/mesh.js';
 import { monitorRedis } from './support/redis-monitor.js';
+import { startRedis } from './support/redis-server.js';
 import { waitUntil } from './support/wait-until.js';
 
 // A code agent whose memory write comes before its delegation: committed on its own (COMMIT_MEMORY).
@@ -44,48 +56,98 @@ interface ScriptCall {
   sha: string;
   keys: string[];
   inner: string[][];
-  /** BullMQ's (or no script): not checked. */
-  bull: boolean;
 }
 
-const sha1 = (text: string) => createHash('sha1').update(text).digest('hex');
+const sha1 = (text: string, encoding: 'utf8' | 'latin1' = 'utf8') =>
+  createHash('sha1').update(text, encoding).digest('hex');
 
-t.test('every mesh Lua step touches only the keys in its KEYS', async (t) => {
-  const mesh = await startMesh(t, {
-    agentsYaml: AGENTS,
-    queueFastPath: false,
-    modelOptions: ', maxConcurrency: 4',
-    tools: [
-      {
-        name: 'charge',
-        description: 'Charges.',
-        input: { type: 'object' },
-        needsApproval: true,
-        run: async () => 'charged',
-      },
-      { name: 'lookup', description: 'Looks up.', input: { type: 'object' }, run: async () => 'found' },
-    ],
-    script: (r) => {
-      const prompt = r.messages.find((m) => m.role === 'user')?.content;
-      if (r.agent === 'boss' && turnOf(r) === 0) {
-        if (prompt === 'hold') return { calls: [{ name: '_subagent_helper', args: { prompt: 'slow' } }] };
-        return {
-          calls: [
-            { name: 'charge', args: {} },
-            { name: 'lookup', args: {} },
-            { name: '_subagent_helper', args: { prompt: 'x' } },
-          ],
-        };
-      }
-      if (r.agent === 'helper' && prompt === 'slow') return { final: 'late', latencyMs: 10_000 };
-      if (r.agent === 'helper' && prompt === 'pause') return { final: 'paused', latencyMs: 1500 };
-      return { final: `${r.agent} done` };
+/** Any insert a file names, given as nothing: the file alone, as Redis compiles it. */
+const NOTHING = new Proxy({}, { get: () => '' }) as Record<string, string>;
+
+/** The loaders of the mesh's plain steps, each over its own folder: each step touches its KEYS only. */
+const PLAIN: [string, LuaLoader][] = [
+  ['packages/shared/src/lua', meshLua],
+  ['services/agent-runner/src/loop/model/lua', modelLua],
+  ['services/tool-host/src/idempotency/lua', outcomeLua],
+];
+/** The loaders of the fast path's Lua, which goes into BullMQ's steps. */
+const FAST_PATH: [string, LuaLoader][] = [
+  ['packages/shared/src/queue/fast-path/lua', fastPathLua],
+  ['services/agent-runner/src/queue/fast-path/lua', runnerLua],
+];
+/** Every .lua file of the source trees is in one of these. */
+const LOADERS = [...PLAIN, ...FAST_PATH];
+
+/**
+ * The plain steps the flows do not run: a code agent redeployed mid-run (it touches KEYS[1] and
+ * KEYS[2] only), a tool call aborted, and one that runs past a third of its lease.
+ */
+const NOT_RUN = ['discard-calls', 'outcome-abandon', 'outcome-renew'];
+
+/** A file's header: its leading comment lines, kept verbatim in every step built from it. */
+const header = (lua: LuaLoader, name: string) =>
+  lua
+    .text(name, NOTHING)
+    .split('\n')
+    .filter((_, i, lines) => lines.slice(0, i + 1).every((l) => l.startsWith('--')))
+    .join('\n');
+
+/** The plain steps' texts by name, and their names by the hash Redis knows them by. */
+const TEXTS = new Map(PLAIN.flatMap(([, lua]) => lua.names().map((name) => [name, lua.text(name)])));
+const STEPS = new Map([...TEXTS].map(([name, lua]) => [sha1(lua), name]));
+
+/** The fast path's steps as defined, BullMQ's text with the mesh's Lua in it. */
+const FAST_STEPS: Record<string, string> = {
+  take: takeStepLua(),
+  finishing: fetchScripts()[1]!.lua,
+  'dispatching-add': dispatchingAddLua(),
+  'guarded-add': GUARDED_ADD.lua,
+  'guarded-park': GUARDED_PARK.lua,
+  'register-blocked': runnerLua.text('register-blocked'),
+  'gone-runner-lease': runnerLua.text('gone-runner-lease'),
+  'gone-runner-release': runnerLua.text('gone-runner-release'),
+  'reclaim-gone': runnerLua.text('reclaim-gone', {
+    STALLED_CHECK: bullmqScript('moveStalledJobsToWait', 9).content,
+  }),
+};
+const FAST = new Map(Object.entries(FAST_STEPS).map(([name, lua]) => [sha1(lua), name]));
+
+const meshOptions = (queueFastPath: boolean): MeshOptions => ({
+  agentsYaml: AGENTS,
+  queueFastPath,
+  modelOptions: ', maxConcurrency: 4',
+  tools: [
+    {
+      name: 'charge',
+      description: 'Charges.',
+      input: { type: 'object' },
+      needsApproval: true,
+      run: async () => 'charged',
     },
-  });
-  const bull = keyLayout(mesh.prefix).bullPrefix;
+    { name: 'lookup', description: 'Looks up.', input: { type: 'object' }, run: async () => 'found' },
+  ],
+  script: (r) => {
+    const prompt = r.messages.find((m) => m.role === 'user')?.content;
+    if (r.agent === 'boss' && turnOf(r) === 0) {
+      if (prompt === 'hold') return { calls: [{ name: '_subagent_helper', args: { prompt: 'slow' } }] };
+      return {
+        calls: [
+          { name: 'charge', args: {} },
+          { name: 'lookup', args: {} },
+          { name: '_subagent_helper', args: { prompt: 'x' } },
+        ],
+      };
+    }
+    if (r.agent === 'helper' && prompt === 'slow') return { final: 'late', latencyMs: 10_000 };
+    if (r.agent === 'helper' && prompt === 'pause') return { final: 'paused', latencyMs: 1500 };
+    return { final: `${r.agent} done` };
+  },
+});
+
+/** Runs the flows that reach every step, and returns the script calls MONITOR saw. */
+async function runFlows(t: Test, mesh: TestMesh): Promise<ScriptCall[]> {
   const monitor = await monitorRedis(Number(new URL(mesh.env.REDIS_URL!).port));
   t.teardown(() => monitor.stop());
-
   // Delegation, a tool, an approval asked and decided, the finish of both.
   const asked = (await mesh.invoke('boss', { prompt: 'go' }, 'wait=0')).json.id;
   await mesh.waitForStatus(asked, 'waiting');
@@ -126,40 +188,120 @@ t.test('every mesh Lua step touches only the keys in its KEYS', async (t) => {
     const command = args[0]!.toLowerCase();
     if (source === 'lua') calls.at(-1)?.inner.push(args);
     else if (command === 'evalsha' || command === 'eval') {
-      const keys = args.slice(3, 3 + Number(args[2]));
-      calls.push({
-        sha: command === 'eval' ? sha1(args[1]!) : args[1]!,
-        keys,
-        inner: [],
-        bull: !!keys[0]?.startsWith(bull),
-      });
-    } else calls.push({ sha: '', keys: [], inner: [], bull: true }); // a script's commands follow it at once
+      // MONITOR's text is one char per byte (latin1): the bytes sent, hashed as Redis does.
+      const sha = command === 'eval' ? sha1(args[1]!, 'latin1') : args[1]!;
+      calls.push({ sha, keys: args.slice(3, 3 + Number(args[2])), inner: [] });
+    } else calls.push({ sha: '', keys: [], inner: [] }); // a script's commands follow it at once
   }
+  return calls;
+}
 
-  const scripts = Object.entries(shared).filter(
-    (e): e is [string, shared.LuaScript] => typeof (e[1] as shared.LuaScript)?.lua === 'string',
-  );
-  const names = new Map(scripts.map(([name, s]) => [sha1(s.lua), name]));
-  const ours = calls.filter((c) => !c.bull);
-  const seen = new Set(ours.map((c) => names.get(c.sha) ?? `other ${c.sha.slice(0, 8)}`));
-  t.same(
-    [...names.values()].filter((n) => !seen.has(n)),
-    ['DISCARD_CALLS'],
-    'the flows ran every step but DISCARD_CALLS',
-  );
-  t.ok(
-    [...seen].some((n) => n.startsWith('other')),
-    "the tool-host's and the model limiter's scripts ran too",
-  );
-  const strays: string[] = [];
-  for (const call of ours) {
-    for (const command of call.inner) {
-      const used = (await mesh.client.call('COMMAND', 'GETKEYS', ...command).catch(() => [])) as string[];
-      for (const key of used) {
-        if (!call.keys.includes(key)) strays.push(`${names.get(call.sha) ?? call.sha}: ${command[0]} ${key}`);
-      }
-    }
+/** The keys `call`'s commands touched (Redis's COMMAND GETKEYS) that `allowed` refuses. */
+async function strays(mesh: TestMesh, name: string, call: ScriptCall, allowed: (key: string) => boolean) {
+  const out: string[] = [];
+  for (const command of call.inner) {
+    const used = (await mesh.client.call('COMMAND', 'GETKEYS', ...command).catch(() => [])) as string[];
+    for (const key of used) if (!allowed(key)) out.push(`${name}: ${command[0]} ${key}`);
   }
-  t.same(strays, [], 'no step touched a key it was not given');
+  return out;
+}
+
+/** The fast path's .lua files whose header is in none of the texts of the steps that ran. */
+function uncovered(ran: string[]): string[] {
+  return FAST_PATH.flatMap(([dir, lua]) =>
+    lua
+      .names()
+      .filter((name) => !ran.some((text) => text.includes(header(lua, name))))
+      .map((name) => `${dir}/${name}.lua`),
+  );
+}
+
+t.test('every .lua file is in a loader, ASCII, and compiles in Redis', async (t) => {
+  const server = await startRedis();
+  const client = new Redis(server.url);
+  t.teardown(async () => {
+    client.disconnect();
+    await server.stop();
+  });
+  const found = ['packages', 'services'].flatMap((top) =>
+    fs.readdirSync(top).flatMap((ws) => luaFiles(path.join(top, ws, 'src'))),
+  );
+  const loaded = LOADERS.flatMap(([dir, lua]) => [
+    ...lua.names().map((n) => `${dir}/${n}.lua`),
+    ...lua.includeNames().map((n) => `${dir}/includes/${n}.lua`),
+  ]);
+  t.same(found.sort(), [...loaded].sort(), 'each file is a script or include of a loader');
+  for (const file of found)
+    t.ok(
+      [...fs.readFileSync(file)].every((byte) => byte < 0x80),
+      `${file} is ASCII (MONITOR's text is hashed byte by byte)`,
+    );
+  const texts = LOADERS.flatMap(([dir, lua]) => [
+    ...lua.names().map((n) => [`${dir}/${n}.lua`, lua.text(n, NOTHING)]),
+    ...lua.includeNames().map((n) => [`${dir}/includes/${n}.lua`, lua.fragment(n)]),
+  ]);
+  for (const [dir, lua] of LOADERS) {
+    for (const n of lua.names()) t.not(header(lua, n), '', `${dir}/${n}.lua starts with its header`);
+  }
+  for (const [file, text] of [...texts, ...Object.entries(FAST_STEPS)]) {
+    t.equal(await client.call('SCRIPT', 'LOAD', text!), sha1(text!), `${file} compiles`);
+  }
+});
+
+/** Every .lua file under `dir`, its path from the root. */
+function luaFiles(dir: string): string[] {
+  if (!fs.existsSync(dir)) return [];
+  return fs.readdirSync(dir, { withFileTypes: true }).flatMap((e) => {
+    const file = path.join(dir, e.name);
+    if (e.isDirectory()) return luaFiles(file);
+    return e.name.endsWith('.lua') ? [file] : [];
+  });
+}
+
+t.test('every mesh Lua step touches only the keys in its KEYS', async (t) => {
+  const mesh = await startMesh(t, meshOptions(false));
+  const calls = await runFlows(t, mesh);
+  const ours = calls.filter((c) => STEPS.has(c.sha));
+  const ran = new Set(ours.map((c) => STEPS.get(c.sha)!));
+  t.same(
+    [...TEXTS.keys()].filter((n) => !ran.has(n)),
+    NOT_RUN,
+    'the flows ran every step of the mesh, the tool-host and the model limiter but those they cannot',
+  );
+  const found: string[] = [];
+  for (const call of ours)
+    found.push(...(await strays(mesh, STEPS.get(call.sha)!, call, (k) => call.keys.includes(k))));
+  t.same(found, [], 'no step touched a key it was not given');
   t.ok(ours.length > 20, `${ours.length} script calls checked`);
 });
+
+t.test(
+  "with the queue fast path, the mesh's Lua in BullMQ's steps touches this mesh's keys only",
+  async (t) => {
+    const mesh = await startMesh(t, meshOptions(true));
+    const layout = keyLayout(mesh.prefix);
+    const calls = await runFlows(t, mesh);
+    const ran = new Set(calls.map((c) => FAST.get(c.sha) ?? STEPS.get(c.sha)).filter((n) => n !== undefined));
+    t.same(
+      Object.keys(FAST_STEPS).filter((n) => !ran.has(n)),
+      // A runner gone (test/faults/runner-crash.test.ts), and a watch that stops after the flows.
+      ['gone-runner-release', 'reclaim-gone'],
+      'the flows ran every fast path step but the gone-runner ones',
+    );
+    const texts = [...ran].map((n) => FAST_STEPS[n] ?? TEXTS.get(n)!);
+    texts.push(FAST_STEPS['gone-runner-release']!, FAST_STEPS['reclaim-gone']!);
+    t.same(uncovered(texts), [], "each of the fast path's .lua files is in a step");
+    const found: string[] = [];
+    for (const call of calls) {
+      const strict = STEPS.get(call.sha);
+      const fast = FAST.get(call.sha);
+      if (strict) found.push(...(await strays(mesh, strict, call, (k) => call.keys.includes(k))));
+      else if (fast) {
+        const mine = (k: string) =>
+          call.keys.includes(k) || k.startsWith(`${layout.prefix}:`) || k.startsWith(layout.bullPrefix);
+        found.push(...(await strays(mesh, fast, call, mine)));
+      }
+    }
+    t.same(found, [], "no step touched a key outside this mesh's layout, nor a plain step one not given");
+  },
+);
