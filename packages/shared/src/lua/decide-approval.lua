@@ -6,6 +6,8 @@
 -- JSON string), finishedAtIso.
 -- Returns 0 (no such approval), 1 (decided the same way before), 2 (decided otherwise before),
 -- 3 (decided now), 4 (the invocation ended undecided).
+-- The record's JSON is spliced, not decoded and encoded again: cjson would turn its empty arrays
+-- into objects and escape every '/'.
 --- @include "is-terminal"
 if not redis.call('HGET', KEYS[1], 'approval:' .. ARGV[1]) then return 0 end
 local prev = redis.call('HGET', KEYS[1], 'decision:' .. ARGV[1])

@@ -149,7 +149,7 @@ export async function readOutputJson(
   return json ? found : JSON.stringify(found);
 }
 
-/** The arguments that carry `texts` to a Lua step (STORE_TEXTS): their count, then ref, text pairs. */
+/** The arguments that carry `texts` to a Lua step (lua/includes/store-texts.lua): their count, then ref, text pairs. */
 export function textArgs(texts: TreeTexts): (string | number)[] {
   return [texts.size, ...[...texts].flat()];
 }
