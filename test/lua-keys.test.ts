@@ -8,27 +8,17 @@
 // queue fast path (MESH_QUEUE_FASTPATH=off), as on a cluster; then with it, on one server, where
 // ACTIVATE runs inside BullMQ's take of the job and a child's job is added behind a guard that reads
 // the parent's epoch (queue/fast-path): those steps touch the tree's keys without naming them,
-// which only one server allows, so theirs are checked to be keys of this mesh only. Every .lua file
-// also compiles in Redis (SCRIPT LOAD): no Lua linter is pinned in npm, Redis is the check.
-import { createHash } from 'node:crypto';
+// which only one server allows, so theirs are checked to be keys of this mesh only. That every .lua
+// file compiles is test/lua-files.test.ts.
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { keyLayout } from '@agentmesh/shared';
-import { bullmqScript, dispatchingAddLua, fastPathLua, takeStepLua } from '@agentmesh/shared/queue/fast-path';
-import { type LuaLoader, meshLua } from '@agentmesh/shared/redis';
-import { Redis } from 'ioredis';
 import t, { type Test } from 'tap';
-import { modelLua } from '../services/agent-runner/src/loop/model/concurrency-limited-model.js';
-import { fetchScripts } from '../services/agent-runner/src/queue/fast-path/fetch-scripts.js';
-import { GUARDED_ADD } from '../services/agent-runner/src/queue/fast-path/guarded-add.js';
-import { GUARDED_PARK } from '../services/agent-runner/src/queue/fast-path/guarded-park.js';
-import { runnerLua } from '../services/agent-runner/src/queue/fast-path/runner-lua.js';
-import { outcomeLua } from '../services/tool-host/src/idempotency/outcome-store.js';
 import { turnOf } from './support/fake-model.js';
+import { FAST_PATH, FAST_STEPS, header, PLAIN, sha1 } from './support/lua-steps.js';
 import { type MeshOptions, startMesh, type TestMesh } from './support/mesh.js';
 import { monitorRedis } from './support/redis-monitor.js';
-import { startRedis } from './support/redis-server.js';
 import { waitUntil } from './support/wait-until.js';
 
 // A code agent whose memory write comes before its delegation: committed on its own (COMMIT_MEMORY).
@@ -58,58 +48,16 @@ interface ScriptCall {
   inner: string[][];
 }
 
-const sha1 = (text: string, encoding: 'utf8' | 'latin1' = 'utf8') =>
-  createHash('sha1').update(text, encoding).digest('hex');
-
-/** Any insert a file names, given as nothing: the file alone, as Redis compiles it. */
-const NOTHING = new Proxy({}, { get: () => '' }) as Record<string, string>;
-
-/** The loaders of the mesh's plain steps, each over its own folder: each step touches its KEYS only. */
-const PLAIN: [string, LuaLoader][] = [
-  ['packages/shared/src/lua', meshLua],
-  ['services/agent-runner/src/loop/model/lua', modelLua],
-  ['services/tool-host/src/idempotency/lua', outcomeLua],
-];
-/** The loaders of the fast path's Lua, which goes into BullMQ's steps. */
-const FAST_PATH: [string, LuaLoader][] = [
-  ['packages/shared/src/queue/fast-path/lua', fastPathLua],
-  ['services/agent-runner/src/queue/fast-path/lua', runnerLua],
-];
-/** Every .lua file of the source trees is in one of these. */
-const LOADERS = [...PLAIN, ...FAST_PATH];
-
 /**
  * The plain steps the flows do not run: a code agent redeployed mid-run (it touches KEYS[1] and
  * KEYS[2] only), a tool call aborted, and one that runs past a third of its lease.
  */
 const NOT_RUN = ['discard-calls', 'outcome-abandon', 'outcome-renew'];
 
-/** A file's header: its leading comment lines, kept verbatim in every step built from it. */
-const header = (lua: LuaLoader, name: string) =>
-  lua
-    .text(name, NOTHING)
-    .split('\n')
-    .filter((_, i, lines) => lines.slice(0, i + 1).every((l) => l.startsWith('--')))
-    .join('\n');
-
 /** The plain steps' texts by name, and their names by the hash Redis knows them by. */
 const TEXTS = new Map(PLAIN.flatMap(([, lua]) => lua.names().map((name) => [name, lua.text(name)])));
 const STEPS = new Map([...TEXTS].map(([name, lua]) => [sha1(lua), name]));
 
-/** The fast path's steps as defined, BullMQ's text with the mesh's Lua in it. */
-const FAST_STEPS: Record<string, string> = {
-  take: takeStepLua(),
-  finishing: fetchScripts()[1]!.lua,
-  'dispatching-add': dispatchingAddLua(),
-  'guarded-add': GUARDED_ADD.lua,
-  'guarded-park': GUARDED_PARK.lua,
-  'register-blocked': runnerLua.text('register-blocked'),
-  'gone-runner-lease': runnerLua.text('gone-runner-lease'),
-  'gone-runner-release': runnerLua.text('gone-runner-release'),
-  'reclaim-gone': runnerLua.text('reclaim-gone', {
-    STALLED_CHECK: bullmqScript('moveStalledJobsToWait', 9).content,
-  }),
-};
 const FAST = new Map(Object.entries(FAST_STEPS).map(([name, lua]) => [sha1(lua), name]));
 
 const meshOptions = (queueFastPath: boolean): MeshOptions => ({
@@ -214,48 +162,6 @@ function uncovered(ran: string[]): string[] {
       .filter((name) => !ran.some((text) => text.includes(header(lua, name))))
       .map((name) => `${dir}/${name}.lua`),
   );
-}
-
-t.test('every .lua file is in a loader, ASCII, and compiles in Redis', async (t) => {
-  const server = await startRedis();
-  const client = new Redis(server.url);
-  t.teardown(async () => {
-    client.disconnect();
-    await server.stop();
-  });
-  const found = ['packages', 'services'].flatMap((top) =>
-    fs.readdirSync(top).flatMap((ws) => luaFiles(path.join(top, ws, 'src'))),
-  );
-  const loaded = LOADERS.flatMap(([dir, lua]) => [
-    ...lua.names().map((n) => `${dir}/${n}.lua`),
-    ...lua.includeNames().map((n) => `${dir}/includes/${n}.lua`),
-  ]);
-  t.same(found.sort(), [...loaded].sort(), 'each file is a script or include of a loader');
-  for (const file of found)
-    t.ok(
-      [...fs.readFileSync(file)].every((byte) => byte < 0x80),
-      `${file} is ASCII (MONITOR's text is hashed byte by byte)`,
-    );
-  const texts = LOADERS.flatMap(([dir, lua]) => [
-    ...lua.names().map((n) => [`${dir}/${n}.lua`, lua.text(n, NOTHING)]),
-    ...lua.includeNames().map((n) => [`${dir}/includes/${n}.lua`, lua.fragment(n)]),
-  ]);
-  for (const [dir, lua] of LOADERS) {
-    for (const n of lua.names()) t.not(header(lua, n), '', `${dir}/${n}.lua starts with its header`);
-  }
-  for (const [file, text] of [...texts, ...Object.entries(FAST_STEPS)]) {
-    t.equal(await client.call('SCRIPT', 'LOAD', text!), sha1(text!), `${file} compiles`);
-  }
-});
-
-/** Every .lua file under `dir`, its path from the root. */
-function luaFiles(dir: string): string[] {
-  if (!fs.existsSync(dir)) return [];
-  return fs.readdirSync(dir, { withFileTypes: true }).flatMap((e) => {
-    const file = path.join(dir, e.name);
-    if (e.isDirectory()) return luaFiles(file);
-    return e.name.endsWith('.lua') ? [file] : [];
-  });
 }
 
 t.test('every mesh Lua step touches only the keys in its KEYS', async (t) => {
