@@ -48,7 +48,10 @@ const CHECKS: Record<string, Check> = {
       roles: string[];
       asked: string[];
     };
-    t.match(call, { kind: 'model', status: 'succeeded', attempt: 1 });
+    t.match(call, { kind: 'model', status: 'succeeded' });
+    // 1, unless the call was re-run after its runner was taken for gone (seen once on a loaded
+    // machine: attempt 2); either way it is counted from 1.
+    t.ok(Number.isInteger(call.attempt) && call.attempt >= 1, `attempt ${call.attempt}`);
     t.equal(call.roles[0], 'system', 'the messages start with the instructions');
     t.equal(call.roles.at(-1), 'user', 'and end with the question');
     t.ok(call.asked.includes('calculator'), 'the reply asked for the calculator');
