@@ -72,7 +72,10 @@ t.test('configured headers go to allowed origins; another origin gets no request
   const card = await server(t, (_req, res) => res.end('{}'));
   const other = await server(t, (_req, res) => res.end('{}'));
   const f = remoteFetch({ headers: { authorization: 'Bearer s3cret' }, origins: new Set([card.origin]) });
-  t.equal((await f(`${card.origin}/card`)).status, 200);
+  const res = await f(`${card.origin}/card`);
+  t.equal(res.status, 200);
+  // Read to its end: an unread body keeps its request's timeout pending (30 s by default).
+  await res.text();
   t.equal(card.seen[0]?.headers.authorization, 'Bearer s3cret');
   const refused = await settled(f(`${other.origin}/rpc`, { method: 'POST', body: '{}' }));
   t.ok(refused instanceof RemoteError && !refused.transient, 'refused for good');
