@@ -2,6 +2,8 @@
 // the full tier's patterns excluded (package.json `tap.exclude`); `npm run test:full` runs those
 // patterns (package.json `scripts.test:full`). Both lists are the same, every test file is in
 // exactly one tier, and every pattern names at least one file, so no test is silently skipped.
+// The tiers run compiled (.tap-build/, scripts/build-tests.mjs): their scripts name `.test.js`
+// files, `tap.exclude` the sources; run from the sources, this reads both as `.test.ts`.
 import { execFileSync } from 'node:child_process';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
@@ -9,6 +11,9 @@ import { fileURLToPath } from 'node:url';
 import t from 'tap';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
+/** The language of this run's test files: compiled in the mirror, the sources elsewhere. */
+const EXT = import.meta.url.endsWith('.ts') ? 'ts' : 'js';
+const inRunLanguage = (pattern: string) => pattern.replace(/\.test\.[jt]s$/, `.test.${EXT}`);
 const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as {
   scripts: Record<string, string>;
   tap: { exclude: string[] };
@@ -23,7 +28,7 @@ function fullPatterns(): string[] {
   return tap
     .split(/\s+/)
     .filter((w) => w && !w.startsWith('-'))
-    .map((w) => w.replace(/^'(.*)'$/, '$1'));
+    .map((w) => inRunLanguage(w.replace(/^'(.*)'$/, '$1')));
 }
 
 /** The files `tap list` gives for these arguments: exactly what a run would start. */
@@ -51,6 +56,8 @@ function allTests(dir = ROOT): string[] {
       const path = join(dir, name);
       if (statSync(path).isDirectory()) return allTests(path);
       const rel = relative(ROOT, path);
+      // Compiled, each .ts has its .js beside it: the .js is the one that runs.
+      if (EXT === 'js' && /\.m?ts$/.test(name)) return [];
       const inTestDir = rel.startsWith('test/') && /\.(ts|mts|js|mjs)$/.test(name);
       return /\.test\.(ts|mts|js|mjs)$/.test(name) || inTestDir ? [rel] : [];
     })
@@ -64,7 +71,7 @@ const full = tapList(patterns);
 t.test('the full tier is what the fast tier leaves out', async (t) => {
   t.ok(patterns.length > 0, 'test:full names its patterns');
   t.strictSame(
-    pkg.tap.exclude.filter((p) => !NOT_TESTS.includes(p)),
+    pkg.tap.exclude.filter((p) => !NOT_TESTS.includes(p)).map(inRunLanguage),
     patterns,
     'tap.exclude lists, after the helpers and fixtures, exactly the patterns test:full runs',
   );
@@ -80,7 +87,7 @@ t.test('every test file is in exactly one tier', async (t) => {
     [],
     'no test file is left out of both tiers',
   );
-  t.ok(fast.includes('test/test-tiers.test.ts'), 'this check is in the fast tier');
+  t.ok(fast.includes(`test/test-tiers.test.${EXT}`), 'this check is in the fast tier');
 });
 
 // A tier pattern as a regular expression: "**" then "/" is any folders, "*" any part of a name

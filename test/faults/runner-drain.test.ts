@@ -63,7 +63,7 @@ t.test('past the drain timeout a runner requeues its job and another runner fini
 // arrives, as a stand-in for a blocked event loop; resumed, it must still drain.
 t.test('a runner that cannot answer at once when SIGTERM arrives still drains', async (t) => {
   const { mesh, runner, started } = await runnerHolding(t, '20000');
-  const main = scriptProcess(runner.proc.pid!, 'agent-runner/src/main.ts');
+  const main = scriptProcess(runner.proc.pid!, 'agent-runner/src/main.');
   t.ok(main, 'the process that runs the runner');
   process.kill(main!, 'SIGSTOP');
   process.kill(-runner.proc.pid!, 'SIGTERM');

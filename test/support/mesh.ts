@@ -298,7 +298,19 @@ export async function addRunner(
   return runner;
 }
 
-/** Starts a service through its npm script, in its own process group; killed at teardown. */
+/**
+ * Run compiled (the test tiers run .tap-build/, scripts/build-tests.mjs), a service starts as its
+ * compiled main under node, with no TypeScript loader; from the sources, through its npm script
+ * (tsx), as a developer starts it.
+ */
+const COMPILED = !import.meta.url.endsWith('.ts');
+const SERVICE_MAIN = {
+  gateway: 'services/gateway/src/main.js',
+  runner: 'services/agent-runner/src/main.js',
+  'tool-host': 'services/tool-host/src/main.js',
+};
+
+/** Starts a service (see COMPILED) in its own process group; killed at teardown. */
 export function startService(
   t: Test,
   script: 'gateway' | 'runner' | 'tool-host',
@@ -306,7 +318,10 @@ export function startService(
 ): { proc: ChildProcess; output: () => string; exited: Promise<number | null> } {
   const logFile = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'mesh-svc-')), `${script}.log`);
   const fd = fs.openSync(logFile, 'a');
-  const proc = spawn('npm', ['run', '-s', script], {
+  const [command, args] = COMPILED
+    ? [process.execPath, [SERVICE_MAIN[script]]]
+    : ['npm', ['run', '-s', script]];
+  const proc = spawn(command, args, {
     cwd: path.resolve(import.meta.dirname, '../..'),
     // No coverage from it: tap maps no function of code loaded through tsx, and merged with the
     // in-process counts of the same files, that blanked whole modules in the report.

@@ -4,7 +4,8 @@ import { fileURLToPath } from 'node:url';
 import { Kind } from '@sinclair/typebox';
 import t from 'tap';
 import { loadConfig } from '../src/config/index.js';
-import { PlannerInput } from './fixtures/config/mesh.config.js';
+import { importModule } from '../src/import-module.js';
+import type { PlannerInput as PlannerInputType } from './fixtures/config/mesh.config.js';
 import { problemsOfAsync } from './fixtures/config/problems-of.js';
 
 const DIR = join(dirname(fileURLToPath(import.meta.url)), 'fixtures', 'config');
@@ -122,6 +123,10 @@ t.test('every problem of a file is reported by one load', async (t) => {
 
 t.test('a mesh.config.ts loads, with env expansion and its TypeBox input kept as it is', async (t) => {
   const config = await loadConfig(fixture('mesh.config.ts'), { OPENAI_API_KEY: 'sk-test' });
+  // The module as the config loader imports it (a user's module: compiled, through tsx's loader).
+  const { PlannerInput } = (await importModule(fixture('mesh.config.ts'))) as {
+    PlannerInput: typeof PlannerInputType;
+  };
   t.equal(config.agents.planner?.input, PlannerInput, 'the very same TypeBox object');
   t.equal((config.agents.planner!.input as Record<symbol, unknown>)[Kind], 'Object');
   t.equal(PlannerInput.properties.prompt.description, 'literal ${NOT_AN_ENV_VAR}');
