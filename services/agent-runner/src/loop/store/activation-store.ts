@@ -12,7 +12,6 @@ import {
   type TreeTexts,
 } from '@agentmesh/shared';
 import {
-  cancelTree,
   type FlaggedNode,
   finishArgs,
   isRedisCluster,
@@ -26,6 +25,7 @@ import { recordCallArgs } from './activation-args.js';
 import { type ActivateReply, activationOf } from './activation-reply.js';
 import { putTextsBack, readRecords, readState } from './activation-texts.js';
 import { ApprovalStore } from './approval-store.js';
+import { cancelSubtree } from './cancel-subtree.js';
 import { failTree } from './fail-tree.js';
 import { checkPending, queuePending } from './pending-records.js';
 import { type SubmitOptions, submitChildren } from './submit-children.js';
@@ -276,16 +276,9 @@ export class ActivationStore {
     for (const id of stale) activation.records.delete(id);
   }
 
-  /**
-   * Flags invocation `id` and its whole subtree cancelled and broadcasts it, as `DELETE` does
-   * (never its ancestors); returns the nodes that were not terminal.
-   */
-  async cancelSubtree(id: string): Promise<FlaggedNode[]> {
-    const flagged = await cancelTree(this.scripts, this.keys, id);
-    const p = this.redis.pipeline();
-    for (const node of flagged) p.publish(this.keys.cancelChannel(), node.id);
-    await p.exec();
-    return flagged;
+  /** Flags invocation `id` and its subtree cancelled and broadcasts it (cancel-subtree.ts). */
+  cancelSubtree(id: string): Promise<FlaggedNode[]> {
+    return cancelSubtree(this.redis, this.scripts, this.keys, id);
   }
 
   /** Reads one invocation's state (a child, when its parent checks on it). */
