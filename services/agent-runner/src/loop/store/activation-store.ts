@@ -137,6 +137,14 @@ export class ActivationStore {
     activation.records.set(record.callId, record);
   }
 
+  /**
+   * Ends a started call `cancelled`: the invocation was cancelled while the call was out, which is
+   * not the call's failure, so no failure is recorded (docs/architecture/durability-and-fencing.md).
+   */
+  recordCancelled(activation: Activation, started: CallRecord): Promise<void> {
+    return this.record(activation, { ...started, status: 'cancelled', finishedAt: new Date().toISOString() });
+  }
+
   /** Sends the activation's deferred records now (no-op when there are none). */
   async flush(activation: Activation): Promise<void> {
     if (!activation.pending?.length) return;
