@@ -5,7 +5,8 @@ import { type StreamResponse, TaskState } from '@a2a-js/sdk';
 import { ClientFactory, JsonRpcTransportFactory } from '@a2a-js/sdk/client';
 import t from 'tap';
 import { a2aPart, a2aSend } from './support/a2a-message.js';
-import { type FakeScript, sseEvent } from './support/fake-model.js';
+import { brokenAttempt, isFirstAttempt } from './support/broken-stream.js';
+import type { FakeScript } from './support/fake-model.js';
 import { startMesh } from './support/mesh.js';
 
 const ANSWER = 'one two three four five six';
@@ -27,16 +28,7 @@ const script: FakeScript = (r) => {
     case 'flaky':
       // The first attempt breaks off with an error mid-stream (retried like a 5xx); the retry's
       // deltas start over with `reset: true`.
-      if (r.n === firstFlaky())
-        return {
-          sse: [
-            sseEvent(piece({ role: 'assistant', content: '' })),
-            sseEvent(piece({ content: 'draft' })),
-            sseEvent(piece({ content: ' more' })),
-            sseEvent({ error: { message: 'overloaded' } }),
-          ],
-          chunkDelayMs: 150,
-        };
+      if (isFirstAttempt(mesh.model, r)) return brokenAttempt(150);
       return { final: 'hello world', chunks: 3, chunkDelayMs: 150 };
     case 'teller':
       // Pieces far enough apart that each is a delta of its own (MESH_DELTA_FLUSH_MS is 25).
@@ -46,16 +38,7 @@ const script: FakeScript = (r) => {
   }
 };
 
-const piece = (delta: object) => ({
-  id: 'chatcmpl-flaky',
-  object: 'chat.completion.chunk',
-  created: 0,
-  model: 'fake',
-  choices: [{ index: 0, delta, finish_reason: null }],
-});
-
 const mesh = await startMesh(t, { agentsYaml, script });
-const firstFlaky = () => mesh.model.of('flaky')[0]?.n;
 await mesh.gateway.app.listen({ port: 0, host: '127.0.0.1' });
 const base = `http://127.0.0.1:${(mesh.gateway.app.server.address() as { port: number }).port}`;
 const connect = (agent: string) =>

@@ -5,7 +5,8 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Progress } from '@modelcontextprotocol/sdk/types.js';
 import t, { type Test } from 'tap';
-import { type FakeScript, sseEvent } from './support/fake-model.js';
+import { brokenAttempt, isFirstAttempt } from './support/broken-stream.js';
+import type { FakeScript } from './support/fake-model.js';
 import { startMesh } from './support/mesh.js';
 
 const ANSWER = 'one two three four five six';
@@ -15,14 +16,6 @@ const agentsYaml = `
   flaky: {description: Fails once mid-stream., instructions: "@agent flaky"}
 `;
 
-const piece = (delta: object) => ({
-  id: 'chatcmpl-flaky',
-  object: 'chat.completion.chunk',
-  created: 0,
-  model: 'fake',
-  choices: [{ index: 0, delta, finish_reason: null }],
-});
-
 const script: FakeScript = (r) => {
   switch (r.agent) {
     case 'teller':
@@ -31,16 +24,7 @@ const script: FakeScript = (r) => {
     case 'flaky':
       // The first attempt breaks off with an error mid-stream (retried like a 5xx); the retry's
       // deltas start over with `reset: true`.
-      if (r.n === mesh.model.of('flaky')[0]?.n)
-        return {
-          sse: [
-            sseEvent(piece({ role: 'assistant', content: '' })),
-            sseEvent(piece({ content: 'draft' })),
-            sseEvent(piece({ content: ' more' })),
-            sseEvent({ error: { message: 'overloaded' } }),
-          ],
-          chunkDelayMs: 150,
-        };
+      if (isFirstAttempt(mesh.model, r)) return brokenAttempt(150);
       return { final: 'hello world', chunks: 3, chunkDelayMs: 150 };
     default:
       return { final: 'ok' };

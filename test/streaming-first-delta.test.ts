@@ -2,7 +2,8 @@
 // begin without waiting MESH_DELTA_FLUSH_MS; the pieces after it are coalesced as before, and a
 // retried attempt's first piece goes out at once again (docs/guides/streaming.md).
 import t, { type Test } from 'tap';
-import { type FakeScript, sseEvent } from './support/fake-model.js';
+import { brokenAttempt, isFirstAttempt } from './support/broken-stream.js';
+import type { FakeScript } from './support/fake-model.js';
 import { startMesh } from './support/mesh.js';
 import { openSse, type SseEvent } from './support/sse.js';
 
@@ -10,28 +11,10 @@ const PIECES = 40;
 const ANSWER = Array.from({ length: PIECES }, (_, i) => `p${String(i).padStart(2, '0')} `).join('');
 const FIRST = ANSWER.slice(0, ANSWER.length / PIECES); // the fake model cuts the text evenly
 
-const piece = (delta: object) => ({
-  id: 'chatcmpl-flaky',
-  object: 'chat.completion.chunk',
-  created: 0,
-  model: 'fake',
-  choices: [{ index: 0, delta, finish_reason: null }],
-});
-
 // Every piece of an answer comes in one write: all of them arrive within one flush window.
 const script: FakeScript = (r) => {
-  if (r.agent === 'flaky' && r.n === mesh.model.of('flaky')[0]?.n) {
-    // The first attempt breaks off mid-stream (retried like a 5xx) after two pieces of its own.
-    return {
-      sse: [
-        sseEvent(piece({ role: 'assistant', content: '' })),
-        sseEvent(piece({ content: 'draft' })),
-        sseEvent(piece({ content: ' more' })),
-        sseEvent({ error: { message: 'overloaded' } }),
-      ],
-      chunkDelayMs: 100,
-    };
-  }
+  // The first attempt breaks off mid-stream (retried like a 5xx) after two pieces of its own.
+  if (r.agent === 'flaky' && isFirstAttempt(mesh.model, r)) return brokenAttempt(100);
   return { final: ANSWER, chunks: PIECES };
 };
 

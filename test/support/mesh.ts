@@ -2,7 +2,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { buildRunner, type Runner, type RunnerOptions } from '@agentmesh/agent-runner';
+import { buildRunner, type Runner, type RunnerLimits, type RunnerOptions } from '@agentmesh/agent-runner';
 import { buildGateway, type Gateway, type GatewayOptions } from '@agentmesh/gateway';
 import {
   keyLayout,
@@ -101,15 +101,8 @@ export interface MeshOptions {
   apiKeys?: string;
   /** Headers the helpers (`invoke`, `get`, `waitForStatus`, `request`) send unless told others. */
   headers?: Record<string, string>;
-  limits?: Partial<{
-    maxDepth: number;
-    maxDelegationsPerTurn: number;
-    maxResultBytes: number;
-    maxRecoveries: number;
-    maxCallsPerTurn: number;
-    maxModelReplyBytes: number;
-    modelIdleMs: number;
-  }>;
+  /** The in-process runners' limits, over the test defaults (RUNNER_DEFAULTS) and the runner's own. */
+  limits?: Partial<RunnerLimits>;
 }
 
 const silent = { info() {}, warn() {}, error() {}, debug() {} };

@@ -51,12 +51,7 @@ export async function callModel(
   } catch (e) {
     deltas?.discard();
     if (isMeshError(e, 'cancelled')) {
-      // A cancelled call is not a failure: no terminal failure is recorded for it (docs/architecture/durability-and-fencing.md).
-      await ctx.store.record(activation, {
-        ...started,
-        status: 'cancelled',
-        finishedAt: new Date().toISOString(),
-      });
+      await ctx.store.recordCancelled(activation, started);
       throw e;
     }
     if (signal.aborted) throw e;

@@ -117,14 +117,7 @@ async function runTool(
       { signal, timeoutMs, traceparent: s.traceparent },
     )
     .catch(async (e: unknown) => {
-      // Cancelled: the call ends `cancelled`, never as a recorded failure (docs/architecture/durability-and-fencing.md).
-      if (isMeshError(e, 'cancelled')) {
-        await ctx.store.record(activation, {
-          ...started,
-          status: 'cancelled',
-          finishedAt: new Date().toISOString(),
-        });
-      }
+      if (isMeshError(e, 'cancelled')) await ctx.store.recordCancelled(activation, started);
       throw e;
     });
   ctx.metrics.toolSeconds.observe(labels(ctx, activation, c.name), (performance.now() - t0) / 1000);

@@ -12,7 +12,6 @@ import {
   type TreeTexts,
 } from '@agentmesh/shared';
 import {
-  cancelTree,
   type FlaggedNode,
   finishArgs,
   isRedisCluster,
@@ -26,6 +25,7 @@ import { recordCallArgs } from './activation-args.js';
 import { type ActivateReply, activationOf } from './activation-reply.js';
 import { putTextsBack, readRecords, readState } from './activation-texts.js';
 import { ApprovalStore } from './approval-store.js';
+import { cancelSubtree } from './cancel-subtree.js';
 import { failTree } from './fail-tree.js';
 import { checkPending, queuePending } from './pending-records.js';
 import { type SubmitOptions, submitChildren } from './submit-children.js';
@@ -135,6 +135,14 @@ export class ActivationStore {
     if (ok === 3) await failTree(this.redis, this.scripts, this.keys, activation);
     if (ok !== 1) throw new FencedOutError(activation.state.id);
     activation.records.set(record.callId, record);
+  }
+
+  /**
+   * Ends a started call `cancelled`: the invocation was cancelled while the call was out, which is
+   * not the call's failure, so no failure is recorded (docs/architecture/durability-and-fencing.md).
+   */
+  recordCancelled(activation: Activation, started: CallRecord): Promise<void> {
+    return this.record(activation, { ...started, status: 'cancelled', finishedAt: new Date().toISOString() });
   }
 
   /** Sends the activation's deferred records now (no-op when there are none). */
@@ -276,16 +284,9 @@ export class ActivationStore {
     for (const id of stale) activation.records.delete(id);
   }
 
-  /**
-   * Flags invocation `id` and its whole subtree cancelled and broadcasts it, as `DELETE` does
-   * (never its ancestors); returns the nodes that were not terminal.
-   */
-  async cancelSubtree(id: string): Promise<FlaggedNode[]> {
-    const flagged = await cancelTree(this.scripts, this.keys, id);
-    const p = this.redis.pipeline();
-    for (const node of flagged) p.publish(this.keys.cancelChannel(), node.id);
-    await p.exec();
-    return flagged;
+  /** Flags invocation `id` and its subtree cancelled and broadcasts it (cancel-subtree.ts). */
+  cancelSubtree(id: string): Promise<FlaggedNode[]> {
+    return cancelSubtree(this.redis, this.scripts, this.keys, id);
   }
 
   /** Reads one invocation's state (a child, when its parent checks on it). */

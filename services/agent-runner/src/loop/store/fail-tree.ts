@@ -1,6 +1,7 @@
 import { codedError, type KeyLayout, MeshError } from '@agentmesh/shared';
-import { cancelTree, type MeshRedis, type MeshScripts } from '@agentmesh/shared/redis';
+import type { MeshRedis, MeshScripts } from '@agentmesh/shared/redis';
 import type { Activation } from './activation.js';
+import { cancelSubtree } from './cancel-subtree.js';
 
 /**
  * The tree's token budget is spent (docs/guides/approvals-and-budgets.md): fails the root with `budget_exceeded` and
@@ -15,9 +16,6 @@ export async function failTree(
 ): Promise<never> {
   const s = activation.state;
   const error = codedError('budget_exceeded', { limit: s.budget ?? 0 });
-  const flagged = await cancelTree(scripts, keys, s.rootId, JSON.stringify(error));
-  const p = redis.pipeline();
-  for (const node of flagged) p.publish(keys.cancelChannel(), node.id);
-  await p.exec();
+  await cancelSubtree(redis, scripts, keys, s.rootId, JSON.stringify(error));
   throw new MeshError('cancelled', error.message);
 }
