@@ -25,6 +25,18 @@ t.test('no file cites a design document outside the repo', async (t) => {
   t.strictSame(found, [], 'files that cite DESIGN or ../shared');
 });
 
+t.test('every section reference names a document in the repo or a public standard', async (t) => {
+  // A bare "§16" points at a section of some document the reader has to guess; name the file
+  // instead (docs/reference/bounds.md). Standards keep their own numbering: RFC 6750 §3.
+  const code = own.filter((f) => /\.(ts|tsx|mts|mjs|js|lua)$/.test(f) && !f.startsWith('bench/results/'));
+  const bare = /(?<!(?:RFC \d+|ECMA-\d+) )§\s*\w/;
+  t.strictSame(
+    code.filter((f) => bare.test(text(f))),
+    [],
+    'code files with a section sign that names no document',
+  );
+});
+
 t.test('every docs path a file cites exists', async (t) => {
   const missing = new Set<string>();
   for (const f of own) {

@@ -1,6 +1,6 @@
 // Mounted MCP servers that go away (docs/guides/mcp.md): a dead stdio server is restarted and a dropped
 // HTTP one reconnected; while one is down its tools fail at once with a reason and the tool-host's
-// /readyz names it; a call in flight when its server dies is in doubt (§7).
+// /readyz names it; a call in flight when its server dies is in doubt (docs/guides/durability.md).
 import fs from 'node:fs';
 import t from 'tap';
 import { toolMessagesOf, turnOf } from './support/fake-model.js';

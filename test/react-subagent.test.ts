@@ -1,4 +1,4 @@
-// Upstream #1200 ReActSubagentTest (spec §c6), model-delegation cases, run through the real mesh:
+// Upstream #1200 ReActSubagentTest, model-delegation cases, run through the real mesh:
 // gateway → runner (BullMQ child jobs) → tool-host, against a fake OpenAI-compatible model.
 // explicitCallRunsTheChildToolLoop… is the code-agents issue; replayRestoresChildMemory… is the
 // durability issue (its crash test lives in test/faults/).

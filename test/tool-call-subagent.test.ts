@@ -1,4 +1,4 @@
-// Upstream #1114 ToolCallActionSubagentTest (spec §c5), through the real mesh. Not ported here:
+// Upstream #1114 ToolCallActionSubagentTest, through the real mesh. Not ported here:
 // rejectsAResultJsonCannotExpress / rejectsACyclicResult / absorbsAStackOverflow… need a result a
 // model cannot produce (a ReAct child's output is JSON text): the normalizer pins them in
 // packages/shared/test/json-*.test.ts and code agents will reach them end to end.

@@ -43,11 +43,11 @@ export async function floorFigures(ctx: BenchContext): Promise<Figure[]> {
     const bull = spread(await timeRuns(hop, n));
     return [
       figure('floor_redis_round_trip', 'ms', ping, {
-        target: 'reported (§11: ~0.06 ms)',
+        target: 'reported (docs/performance.md: ~0.06 ms)',
         extra: { samples: n },
       }),
       figure('floor_bullmq_job_round_trip', 'ms', bull, {
-        target: 'reported (§11: ~1.3 ms)',
+        target: 'reported (docs/performance.md: ~1.3 ms)',
         extra: { samples: n, completion: 'QueueEvents, worker concurrency 1 in another process' },
       }),
     ];

@@ -1,4 +1,4 @@
-// Port of upstream ToolResultUtilsTest / test_tool_result_utils.py (spec §c4), untyped path.
+// Port of upstream ToolResultUtilsTest / test_tool_result_utils.py, untyped path.
 // Not ported, Java-only: the POJONode-inside-a-Jackson-tree case (`result.wrapped`, "POJONode is
 // not supported") and Java arrays (`new int[]{1,2}`); TypeScript has neither Jackson trees nor
 // primitive arrays, and a Uint8Array is refused instead (spec contract 50, decided here).

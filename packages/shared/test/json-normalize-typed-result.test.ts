@@ -1,4 +1,4 @@
-// Port of upstream ToolResultUtilsTest / test_tool_result_utils.py (spec §c4), typed path. A
+// Port of upstream ToolResultUtilsTest / test_tool_result_utils.py, typed path. A
 // declared type is a JSON Schema here; Java's convertValue and pydantic's TypeAdapter become
 // "read class instances as plain data, then narrow to the schema". Not ported, Java-only: the
 // Jackson POJONode case and declaring `Object.class` (TypeScript declares nothing with null).

@@ -1,4 +1,4 @@
-// Port of upstream toChatMessageContent cases (spec §c4, contract 51). Not ported, Java-only: the
+// Port of upstream toChatMessageContent cases. Not ported, Java-only: the
 // int array `new int[]{1,2}` and the Jackson JSON node `{"a":1}`; their TypeScript forms are the
 // plain array and object cases below.
 import t from 'tap';

@@ -1,5 +1,5 @@
 /*
- * Port of upstream AgentPlanSubagentResourceTest and the Python plan tests (spec §c3), contracts 31–32,
+ * Port of upstream AgentPlanSubagentResourceTest and the Python plan tests,
  * plus the whole-plan behaviour of buildPlan. Not applicable to TypeScript:
  * - "a setup instance compiles into an AGENT provider", "a descriptor compiles and resolves (its
  *   endpoint is kept)", "anything else is rejected (must be a SubagentSetup, a ResourceDescriptor, or

@@ -1,5 +1,5 @@
 /*
- * Port of upstream BaseChatModelSetupSubagentTest (spec §c1) and the callable contracts 13–19, 33.
+ * Port of upstream BaseChatModelSetupSubagentTest and its callable cases.
  * Not applicable to TypeScript:
  * - onlyTheSkillListingIsInjectedWhenSubagentsAreDeclared: agentmesh has no skills, so no listing at all.
  * - aSubagentWithoutASetupIsRejected ("must resolve to a SubagentSetup"): there are no resource

@@ -1,5 +1,5 @@
 /*
- * Port of upstream SubagentSetupTest and its Python mirror test_subagent.py (spec §c2), contracts 4–7, 21.
+ * Port of upstream SubagentSetupTest and its Python mirror test_subagent.py.
  * Not applicable to TypeScript:
  * - nullDescriptorIsRejectedAtConstruction, mismatchedDescriptorClazzIsRejectedAtConstruction: Java
  *   resource descriptors; an agent here is a config entry, not a class rebuilt from a descriptor.

@@ -16,7 +16,7 @@ export interface StepLimits {
   depth: number;
   maxDepth: number;
   maxDelegationsPerTurn: number;
-  /** Tool and sub-agent calls of one model reply that run; the rest fail `too_many_calls` (§16). */
+  /** Tool and sub-agent calls of one model reply that run; the rest fail `too_many_calls` (docs/reference/bounds.md). */
   maxCallsPerTurn: number;
 }
 

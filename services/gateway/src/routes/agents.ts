@@ -132,7 +132,7 @@ export const agentRoutes: FastifyPluginAsync<AgentRoutesOptions> = async (app, o
   const invoke = async (name: string, req: FastifyRequest, reply: FastifyReply) => {
     const agent = ready().agents[name];
     if (!agent) throw unknownAgent(req, name);
-    // Validated by the query schema: numbers within their bounds (§16: a deadline past
+    // Validated by the query schema: numbers within their bounds (docs/reference/bounds.md: a deadline past
     // MESH_MAX_TIMEOUT_SECONDS is refused before anything is written).
     const query = req.query as {
       wait?: number;

@@ -42,11 +42,11 @@ export const DEFAULT_RUNNER_LIMITS = {
   modelIdleMs: DEFAULT_MODEL_IDLE_SECONDS * 1000,
 } as const;
 
-/** Limits as a runner is given them: the §16 bounds may be left to their defaults. */
+/** Limits as a runner is given them: the bounds of docs/reference/bounds.md may be left to their defaults. */
 export type RunnerLimitsOptions = Omit<RunnerLimits, keyof typeof DEFAULT_RUNNER_LIMITS> &
   Partial<Pick<RunnerLimits, keyof typeof DEFAULT_RUNNER_LIMITS>>;
 
-/** The limits a runner works with: those given, the §16 bounds defaulted. */
+/** The limits a runner works with: those given, the bounds of docs/reference/bounds.md defaulted. */
 export function withDefaultLimits(limits: RunnerLimitsOptions): RunnerLimits {
   return {
     ...limits,

@@ -101,7 +101,7 @@ export class CodeAgentReplay {
     if (record) this.memory.apply(record.memory);
     if (record && record.status !== 'started') {
       if (record.status !== 'succeeded') return this.deliver({ ok: false, error: recordFailure(record) });
-      // A fork's delegation carries its output: its child is in the original tree, or none (§19).
+      // A fork's delegation carries its output: its child is in the original tree, or none (docs/guides/durability.md, fork).
       if (record.outputJson !== undefined)
         return this.deliver({ ok: true, output: JSON.parse(record.outputJson) as unknown });
       const child = await this.system(() =>
