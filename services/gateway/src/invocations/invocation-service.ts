@@ -5,8 +5,6 @@ import {
   encodeNewInvocation,
   type InvocationView,
   isTerminal,
-  JOB_RETRY,
-  type JobData,
   type KeyLayout,
   MeshError,
   type MeshPlan,
@@ -25,9 +23,10 @@ import type { Queue } from 'bullmq';
 import { wakeParkedJob } from '../approvals/wake-parked-job.js';
 import { ANYONE, type Caller } from '../auth/caller.js';
 import { GatewaySessions, historyFields, sessionFields } from '../sessions/gateway-sessions.js';
+import { awaitsDecision } from './awaits-decision.js';
 import { dropQueued } from './drop-queued.js';
 import { IdempotencyStore } from './idempotency-store.js';
-import { InvocationReader } from './invocation-reader.js';
+import { InvocationWriter } from './invocation-writer.js';
 import { invocationOfDoneMessage } from './read-invocation-safely.js';
 import { budgetOf, type StartOptions } from './start-options.js';
 import type { Waiters } from './waiters.js';
@@ -38,11 +37,11 @@ export type { StartOptions } from './start-options.js';
 // it the first request is taken to have died after claiming the key, and this one creates it.
 export const CLAIM_GRACE_MS = 2000;
 
-// The `recent` set (GET /invocations) holds at most this many roots; older ones stay readable by id.
-const RECENT_LIMIT = 100_000;
-
-/** Starts and cancels root invocations, and reads them back: the gateway's side of the state in Redis. */
-export class InvocationService extends InvocationReader {
+/**
+ * Starts and cancels root invocations, and reads them back: the gateway's side of the state in Redis.
+ * The writes it shares with forks are InvocationWriter's (invocation-writer.ts).
+ */
+export class InvocationService extends InvocationWriter {
   private readonly idempotency: IdempotencyStore;
   /** Sessions (docs/guides/sessions.md); undefined when the service was built without a session store. */
   readonly sessions: GatewaySessions | undefined;
@@ -51,13 +50,13 @@ export class InvocationService extends InvocationReader {
     redis: MeshRedis,
     scripts: MeshScripts,
     keys: KeyLayout,
-    private readonly queues: Map<string, Queue>,
+    queues: Map<string, Queue>,
     private readonly waiters: Waiters,
-    private readonly retentionSeconds: number,
+    retentionSeconds: number,
     sessionStore?: SessionStore,
     plan: () => MeshPlan | undefined = () => undefined,
   ) {
-    super(redis, scripts, keys);
+    super(redis, scripts, keys, queues, retentionSeconds);
     this.idempotency = new IdempotencyStore(redis, keys, retentionSeconds);
     this.sessions =
       sessionStore && new GatewaySessions(sessionStore, plan, (agent, id, tp) => this.enqueue(agent, id, tp));
@@ -100,7 +99,7 @@ export class InvocationService extends InvocationReader {
       let finished = await create();
       // A repeated key may find the tree waiting on a human already: its wake went by.
       if (!finished && opts.rejoined && opts.untilDecision)
-        finished = await this.awaitsDecision(id, opts.owner);
+        finished = await awaitsDecision(this.redis, this.keys, id, opts.owner);
       if (opts.waitMs > 0 && !finished) await waiter.wait(opts.waitMs, opts.signal);
     } finally {
       waiter.cancel();
@@ -225,55 +224,6 @@ export class InvocationService extends InvocationReader {
     }
   }
 
-  /**
-   * Adds a root to the `recent` set (unless listed already: a rejoined one keeps its place) and
-   * keeps the set bounded: entries older than the retention go (their invocations have expired),
-   * the set holds at most `RECENT_LIMIT` entries, and it expires a retention period after the last
-   * invocation was created.
-   */
-  async listRecent(id: string, now: number): Promise<void> {
-    await this.scripts.listRecent(
-      this.keys.recent(),
-      now,
-      id,
-      now - this.retentionSeconds * 1000,
-      RECENT_LIMIT,
-      this.retentionSeconds,
-    );
-  }
-
-  /**
-   * Removes an invocation whose creation could not be completed: its job (if any), keys (a fork's
-   * records and texts too) and listing, and its place in its session (which then goes on to the next).
-   */
-  async takeBack(agent: string, id: string, opts: Pick<StartOptions, 'session'>): Promise<void> {
-    if (opts.session && this.sessions) {
-      const sid = opts.session.id;
-      await this.sessions.store.advance(sid, id, [], true).catch(() => undefined);
-      await this.sessions.settle(sid).catch(() => undefined);
-    }
-    await this.queues
-      .get(agent)
-      ?.remove(id)
-      .catch(() => 0);
-    await this.redis
-      .del(this.keys.invocation(id, id), this.keys.calls(id, id), this.keys.events(id), this.keys.texts(id))
-      .catch(() => 0);
-    await this.redis.zrem(this.keys.recent(), id).catch(() => 0);
-  }
-
-  /** Adds the invocation's job; BullMQ ignores a second add of the same job id. */
-  async enqueue(agent: string, id: string, traceparent: string | undefined): Promise<void> {
-    const data: JobData = { v: 1, invocationId: id, rootId: id, agent };
-    if (traceparent) data.traceparent = traceparent;
-    await this.queues.get(agent)!.add(agent, data, {
-      jobId: id,
-      ...JOB_RETRY,
-      removeOnComplete: { age: this.retentionSeconds },
-      removeOnFail: { age: this.retentionSeconds },
-    });
-  }
-
   /** The invocation an Idempotency-Key names: `fresh` when this request claimed it first. */
   private async claim(agent: string, input: unknown, fresh: string, opts: StartOptions): Promise<string> {
     const bodyHash = IdempotencyStore.bodyHash(input);
@@ -299,33 +249,5 @@ export class InvocationService extends InvocationReader {
     if (status === 'queued' && session) await this.sessions?.settle(session);
     else if (status === 'queued') await this.enqueue(agent.name, id, opts.traceparent);
     return typeof status === 'string' && isTerminal(status);
-  }
-
-  /**
-   * True when some node of root `id`'s tree waits on a human decision: the root itself, or a node
-   * listed in its owner's pending approvals (each node's id starts with its root's).
-   */
-  private async awaitsDecision(id: string, owner: string | undefined): Promise<boolean> {
-    const own = await this.redis.hget(this.keys.invocation(id, id), 'approvalsPending');
-    if (Number(own ?? 0) > 0) return true;
-    const index = this.keys.approvalIndex(owner);
-    let cursor = '0';
-    // Bounded: the index holds at most INDEX_LIMIT entries (approval-store.ts), read in pages.
-    do {
-      const [next, found] = await this.redis.zscan(index, cursor, 'MATCH', `${id}-*`, 'COUNT', 1000);
-      if (found.length > 0) return true;
-      cursor = next;
-    } while (cursor !== '0');
-    return false;
-  }
-
-  /** True when the root invocation `id` exists, polling up to `graceMs` for it to appear. */
-  async exists(id: string, graceMs: number): Promise<boolean> {
-    const until = Date.now() + graceMs;
-    for (let pause = 5; ; pause = Math.min(pause * 2, 100)) {
-      if ((await this.redis.exists(this.keys.invocation(id, id))) === 1) return true;
-      if (Date.now() >= until) return false;
-      await new Promise((r) => setTimeout(r, pause));
-    }
   }
 }

@@ -1,33 +1,13 @@
 import { type Logger, type McpServerConfig, MeshError } from '@agentmesh/shared';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { type CallToolResult, ErrorCode, McpError, type Tool } from '@modelcontextprotocol/sdk/types.js';
+import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
 import { DEFAULT_MCP_MAX_TOOLS, listMcpTools, ToolListError } from './list-mcp-tools.js';
+import { isRefused, isTransportFailure, messageOf } from './mcp-failures.js';
+import { MCP_TIMING, type McpTiming } from './mcp-timing.js';
 import { describeMcpServer, isStdio, mcpTransport } from './mcp-transport.js';
+import { RestartWaits } from './restart-waits.js';
 
-/** How quickly a connection is retried and checked; the defaults suit production. */
-export interface McpTiming {
-  /** The first wait before restarting or reconnecting a server; doubled after each failure. */
-  retryInitialMs: number;
-  retryMaxMs: number;
-  /** A server up this long is healthy again: its next loss is retried after the first wait. */
-  stableMs: number;
-  /** How often an HTTP server is pinged, and how long a ping (or the initialize handshake) may take. */
-  pingIntervalMs: number;
-  requestTimeoutMs: number;
-  /** How long the first connection to an HTTP server is retried at start (it may start later). */
-  startWaitMs: number;
-}
-
-/** Production timing. */
-export const MCP_TIMING: McpTiming = {
-  retryInitialMs: 250,
-  retryMaxMs: 10_000,
-  stableMs: 30_000,
-  pingIntervalMs: 5_000,
-  requestTimeoutMs: 10_000,
-  startWaitMs: 30_000,
-};
+export { MCP_TIMING, type McpTiming } from './mcp-timing.js';
 
 /** What readiness reports of a server that is down. */
 export interface McpOutage {
@@ -37,16 +17,6 @@ export interface McpOutage {
   /** `restarting` (stdio) or `reconnecting` (HTTP). */
   state: 'restarting' | 'reconnecting';
   since: string;
-}
-
-// Failures that prove the request never reached the server: the call is not in doubt.
-const REFUSED = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH']);
-
-/** A call waiting for its stdio server to be back: its deadline, and how it goes on. */
-interface RestartWait {
-  deadline: number;
-  resolve(client: Client): void;
-  reject(e: Error): void;
 }
 
 /**
@@ -69,9 +39,7 @@ export class McpConnection {
   private checking = false;
   private startTools: string[] = [];
   /** Calls waiting for a restart, and when the next attempt starts and how long the last one took. */
-  private readonly restartWaits = new Set<RestartWait>();
-  private nextAttemptAt = 0;
-  private attemptMs = 0;
+  private readonly restartWaits = new RestartWaits();
   private lastFailure: string | undefined;
 
   constructor(
@@ -163,7 +131,7 @@ export class McpConnection {
   async close(): Promise<void> {
     this.closed = true;
     clearTimeout(this.timer);
-    for (const wait of this.restartWaits) wait.reject(this.unavailable());
+    this.restartWaits.rejectAll(() => this.unavailable());
     const client = this.client;
     this.client = undefined;
     await client?.close().catch(() => undefined);
@@ -244,13 +212,13 @@ export class McpConnection {
 
   private retry(): void {
     if (this.closed) return;
-    this.nextAttemptAt = Date.now() + this.retryMs;
+    this.restartWaits.nextAttemptAt = Date.now() + this.retryMs;
     this.timer = setTimeout(async () => {
       const began = Date.now();
       try {
         const tools = await this.open();
         this.lastFailure = undefined;
-        for (const wait of this.restartWaits) wait.resolve(this.client!);
+        this.restartWaits.resolveAll(this.client!);
         const names = tools.map((t) => t.name).sort();
         if (names.join('\n') !== this.startTools.join('\n')) {
           // The catalogue is published once: a changed list is served as it was at start.
@@ -261,13 +229,12 @@ export class McpConnection {
         }
       } catch (e) {
         if (this.closed) return;
-        this.attemptMs = Date.now() - began;
+        this.restartWaits.attemptMs = Date.now() - began;
         this.lastFailure = messageOf(e);
         this.log.warn({ err: messageOf(e), retryInMs: this.retryMs }, `${this.title} is still down`);
         this.retryMs = Math.min(this.timing.retryMaxMs, this.retryMs * 2);
         this.retry();
-        for (const wait of this.restartWaits)
-          if (this.hopeless(wait.deadline)) wait.reject(this.unavailable());
+        this.restartWaits.rejectHopeless(() => this.unavailable());
       }
     }, this.retryMs);
   }
@@ -281,42 +248,9 @@ export class McpConnection {
     if (this.client && this.client !== stale) return Promise.resolve(this.client);
     // Not known down yet (`stale` failed a moment before its close was seen): its loss is on the way.
     const known = this.outage !== undefined;
-    if (this.closed || !isStdio(this.server) || (known && this.hopeless(deadline)))
+    if (this.closed || !isStdio(this.server) || (known && this.restartWaits.hopeless(deadline)))
       return Promise.reject(this.unavailable());
-    return new Promise<Client>((resolve, reject) => {
-      // Given up just before the call's own timeout, so it fails for its true reason (the server
-      // is down), not as a tool that did not answer: an attempt under load may take longer than
-      // the last one did.
-      const giveUp = setTimeout(
-        () => wait.reject(this.unavailable()),
-        deadline - Date.now() - Math.min(1000, (deadline - Date.now()) / 10),
-      );
-      const end = () => {
-        clearTimeout(giveUp);
-        this.restartWaits.delete(wait);
-        signal.removeEventListener('abort', aborted);
-      };
-      const wait: RestartWait = {
-        deadline,
-        resolve: (client) => {
-          end();
-          resolve(client);
-        },
-        reject: (e) => {
-          end();
-          reject(e);
-        },
-      };
-      const aborted = () => wait.reject(signal.reason instanceof Error ? signal.reason : this.unavailable());
-      if (signal.aborted) return aborted();
-      signal.addEventListener('abort', aborted, { once: true });
-      this.restartWaits.add(wait);
-    });
-  }
-
-  /** The next restart attempt (as long as the last one took) would end after `deadline`. */
-  private hopeless(deadline: number): boolean {
-    return this.nextAttemptAt + this.attemptMs >= deadline;
+    return this.restartWaits.wait(signal, deadline, () => this.unavailable());
   }
 
   private unavailable(): MeshError {
@@ -330,30 +264,7 @@ export class McpConnection {
   }
 }
 
-/**
- * A failure of the connection rather than an answer: the server's own JSON-RPC errors and the
- * HTTP statuses it answers (a 404 is its lost session) are McpErrors and StreamableHTTPErrors.
- */
-function isTransportFailure(e: unknown): boolean {
-  if (e instanceof McpError) return e.code === ErrorCode.ConnectionClosed;
-  if (e instanceof StreamableHTTPError) return e.code === 404;
-  return e instanceof TypeError || isRefused(e);
-}
-
-/** The request never reached the server: no process, no connection, or an unknown session. */
-function isRefused(e: unknown): boolean {
-  if (e instanceof StreamableHTTPError) return e.code === 404;
-  if (!(e instanceof Error)) return false;
-  if (e.message === 'Not connected') return true;
-  const code = (e.cause as { code?: string } | undefined)?.code;
-  return code !== undefined && REFUSED.has(code);
-}
-
 function protocolVersionOf(client: Client): string | undefined {
   // The SDK keeps the negotiated version on the transport (HTTP sends it as a header); stdio does not expose it.
   return (client.transport as { protocolVersion?: string } | undefined)?.protocolVersion;
-}
-
-function messageOf(e: unknown): string {
-  return e instanceof Error ? e.message : String(e);
 }

@@ -1,30 +1,17 @@
 import {
-  type AgentPlan,
   type ApprovalDecision,
-  type CallRecord,
-  type CodedError,
   codedError,
-  type JobData,
-  type LoadedCodeAgent,
   MeshError,
   normalizeResult,
   rootOf,
   type SubagentResult,
 } from '@agentmesh/shared';
-import type { Job } from 'bullmq';
-import type { Activation } from '../../store/activation-store.js';
-import type { AgentRun } from '../agent-run.js';
 import { logApprovalRequest } from '../approvals/log-approval-request.js';
-import type { RunnerContext } from '../runner-context.js';
-import { CallBatch } from './call-batch.js';
-import { agentContext, codeCallId, recordFailure, submitOne } from './code-agent-context.js';
-import { depthRefusal, inputRefusal, refusedRecord, stepError } from './code-agent-refusals.js';
-import { ReplayMemory } from './replay-memory.js';
-import { DEADLINE_EXCEEDED, never, type ReplayOutcome } from './replay-outcome.js';
+import { codeCallId, recordFailure, submitOne } from './code-agent-context.js';
+import { depthRefusal, inputRefusal, stepError } from './code-agent-refusals.js';
+import { never } from './replay-outcome.js';
+import { ReplayRun } from './replay-run.js';
 import { runStep } from './run-step.js';
-
-// setTimeout's longest delay; deadlines are bounded far below it (MESH_MAX_TIMEOUT_SECONDS).
-const MAX_TIMER_MS = 2 ** 31 - 1;
 
 /**
  * One execution of a code agent's `run` from the start. Durable calls are numbered in the order
@@ -32,62 +19,11 @@ const MAX_TIMER_MS = 2 ** 31 - 1;
  * is `blocked` when nothing of ours is in flight and it waits on children that have not finished:
  * every call started together (Promise.all) has been submitted by then. Limits apply as to a
  * ReAct agent (docs/architecture/durability-and-fencing.md): the deadline ends the run (`failed`), a delegation past the depth limit
- * or a call past the per-turn limits is refused as data (recorded, so replays agree).
+ * or a call past the per-turn limits is refused as data (recorded, so replays agree). Here are
+ * the durable calls the code makes; the replay's course (settling, deadline, our own work in
+ * flight, the records) is ReplayRun's (replay-run.ts).
  */
-export class CodeAgentReplay {
-  private seq = 0;
-  private busy = 0;
-  private pending = 0;
-  /** Of `pending`: the children submitted, and the approvals asked for (docs/guides/approvals-and-budgets.md). */
-  children = 0;
-  approvals = 0;
-  private settled = false;
-  private settle: (o: ReplayOutcome) => void = () => undefined;
-  private readonly batch: CallBatch;
-  private readonly expiry = new AbortController();
-  private timer: NodeJS.Timeout | undefined;
-  /** `ctx.memory`: this invocation's own; writes are committed with the next durable record. */
-  readonly memory = new ReplayMemory();
-
-  private readonly ctx: RunnerContext;
-  private readonly agent: AgentPlan;
-  private readonly activation: Activation;
-  private readonly job: Job<JobData>;
-  private readonly signal: AbortSignal;
-
-  constructor(run: AgentRun) {
-    ({
-      ctx: this.ctx,
-      agent: this.agent,
-      activation: this.activation,
-      job: this.job,
-      signal: this.signal,
-    } = run);
-    this.batch = new CallBatch(run.ctx.limits);
-  }
-
-  /** Runs the agent's code once, to its end, until it blocks on children, or to the deadline. */
-  run(def: LoadedCodeAgent): Promise<ReplayOutcome> {
-    return new Promise((resolve) => {
-      this.settle = (o) => {
-        if (this.settled) return;
-        this.settled = true;
-        clearTimeout(this.timer);
-        resolve(o);
-      };
-      const remaining = Math.max(0, this.activation.state.deadline - Date.now());
-      this.timer = setTimeout(() => this.pastDeadline(), Math.min(remaining, MAX_TIMER_MS));
-      const signal = AbortSignal.any([this.signal, this.expiry.signal]);
-      const context = agentContext(this, signal, this.ctx.log, this.activation.state);
-      Promise.resolve()
-        .then(() => def.run(this.activation.state.input, context))
-        .then(
-          (value) => this.afterWork(() => this.settle({ kind: 'returned', value })),
-          (error) => this.settle({ kind: 'threw', error }),
-        );
-    });
-  }
-
+export class CodeAgentReplay extends ReplayRun {
   /** `ctx.subagent(name, input)`: a child's result as data; never throws for a child's failure. */
   async subagent(name: string, input: unknown): Promise<SubagentResult> {
     const callId = codeCallId(this.seq++);
@@ -220,87 +156,5 @@ export class CodeAgentReplay {
     this.approvals++;
     this.checkBlocked();
     return never(); // answered by a later replay, once decided
-  }
-
-  /** The record at `callId` if it is the same call; a different one means the code is not deterministic. */
-  private async recorded(
-    callId: string,
-    kind: CallRecord['kind'],
-    name: string,
-  ): Promise<CallRecord | undefined> {
-    const record = this.activation.records.get(callId);
-    if (!record || (record.kind === kind && record.name === name)) return record;
-    const message = `Non-deterministic code agent ${this.agent.name}: call ${callId} was ${record.kind} ${record.name}, the code now makes ${kind} ${name}; the records from there on are discarded.`;
-    this.ctx.log.warn({ invocationId: this.activation.state.id, callId }, message);
-    await this.ctx.store.discardFrom(this.activation, callId);
-    return undefined;
-  }
-
-  /** Records a call refused before it ran (a limit), so every replay answers it the same way. */
-  private async refuse(callId: string, kind: CallRecord['kind'], name: string, error: CodedError) {
-    const writes = this.memory.take();
-    const record = refusedRecord({ callId, kind, name, error, runner: this.ctx.runnerId, memory: writes });
-    const event = { type: 'tool_call' as const, data: { callId, name, status: 'failed', error } };
-    await this.ctx.store.record(this.activation, record, event, undefined, writes);
-  }
-
-  /** A result reaches the code: calls it makes next are a new batch. */
-  private deliver<T>(value: T): T {
-    this.batch.reset();
-    return value;
-  }
-
-  /** True (and the run ends `deadline_exceeded`) when no new call may start any more. */
-  private overdue(): boolean {
-    if (Date.now() < this.activation.state.deadline) return false;
-    this.pastDeadline();
-    return true;
-  }
-
-  private pastDeadline(): void {
-    this.expiry.abort(new MeshError('deadline_exceeded', DEADLINE_EXCEEDED.message));
-    this.settle({ kind: 'failed', error: DEADLINE_EXCEEDED });
-  }
-
-  /**
-   * Our own durable work: a failure (Redis, fenced out, the invocation cancelled) ends the replay
-   * and goes to the activation; it never reaches the agent's code, which could swallow it.
-   */
-  private async system<T>(fn: () => Promise<T>): Promise<T> {
-    try {
-      return await this.track(fn);
-    } catch (error) {
-      this.settle({ kind: 'crashed', error });
-      return never();
-    }
-  }
-
-  /** Counts our own work in flight, so a run waiting on it is not taken for blocked. */
-  private async track<T>(fn: () => Promise<T>): Promise<T> {
-    this.busy++;
-    try {
-      return await fn();
-    } finally {
-      this.busy--;
-      this.checkBlocked();
-    }
-  }
-
-  private afterWork(fn: () => void): void {
-    const writes = this.memory.take();
-    if (writes.length === 0) {
-      fn();
-      return;
-    }
-    void this.ctx.store
-      .commitMemory(this.activation, writes)
-      .then(fn, (error) => this.settle({ kind: 'crashed', error }));
-  }
-
-  private checkBlocked(): void {
-    // After the code's pending microtasks ran: blocked only if it made no further call meanwhile.
-    setImmediate(() => {
-      if (this.busy === 0 && this.pending > 0) this.afterWork(() => this.settle({ kind: 'blocked' }));
-    });
   }
 }
