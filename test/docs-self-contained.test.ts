@@ -37,6 +37,29 @@ t.test('every section reference names a document in the repo or a public standar
   );
 });
 
+t.test('every upstream contract number in code has an entry in the contracts page', async (t) => {
+  // "upstream contract 14" means the numbered behaviour of Apache Flink Agents' sub-agent framework
+  // that docs/reference/upstream-contracts.md lists under `### 14. …`; a file that cites one names
+  // that page, so a reader of the file knows where the number resolves.
+  const page = 'docs/reference/upstream-contracts.md';
+  const entries = new Set([...text(page).matchAll(/^### (\d+)\. /gm)].map(([, n]) => Number(n)));
+  const code = own.filter(
+    (f) => /\.(ts|tsx|mts|mjs|js|lua|ya?ml)$/.test(f) && !f.startsWith('bench/results/'),
+  );
+  const cited = /\bcontracts?[ -](\d+(?:(?:,\s*|\s+and\s+)\d+)*)/gi;
+  const unnamed: string[] = [];
+  const unknown: string[] = [];
+  for (const f of code) {
+    const numbers = [...text(f).matchAll(cited)].flatMap(([, list]) => list!.match(/\d+/g)!.map(Number));
+    if (numbers.length === 0) continue;
+    if (!text(f).includes(page)) unnamed.push(f);
+    for (const n of new Set(numbers)) if (!entries.has(n)) unknown.push(`${f}: contract ${n}`);
+  }
+  t.ok(entries.size > 0, `${page} has numbered entries`);
+  t.strictSame(unnamed, [], `code files citing a contract number without naming ${page}`);
+  t.strictSame(unknown, [], `contract numbers with no entry in ${page}`);
+});
+
 t.test('every docs path a file cites exists', async (t) => {
   const missing = new Set<string>();
   for (const f of own) {

@@ -1,6 +1,6 @@
 /*
- * The child's starting conversation (upstream contracts 17 and 23; ReActSubagentTest's message
- * assertions). Not applicable: the skills listing (agentmesh has no skills).
+ * The child's starting conversation (upstream contracts 17 and 23 in docs/reference/upstream-contracts.md;
+ * ReActSubagentTest's message assertions). Not applicable: the skills listing (agentmesh has no skills).
  */
 import t from 'tap';
 import { DEFAULT_INPUT_SCHEMA } from '../src/plan/default-input-schema.js';

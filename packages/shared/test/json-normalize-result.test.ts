@@ -1,7 +1,8 @@
 // Port of upstream ToolResultUtilsTest / test_tool_result_utils.py, untyped path.
 // Not ported, Java-only: the POJONode-inside-a-Jackson-tree case (`result.wrapped`, "POJONode is
 // not supported") and Java arrays (`new int[]{1,2}`); TypeScript has neither Jackson trees nor
-// primitive arrays, and a Uint8Array is refused instead (spec contract 50, decided here).
+// primitive arrays, and a Uint8Array is refused instead (upstream contract 50 in
+// docs/reference/upstream-contracts.md, decided here).
 import t from 'tap';
 import { normalizeResult } from '../src/json/normalize-result.js';
 import { ResultNormalizationError, TOO_DEEP_MESSAGE } from '../src/json/result-normalization-error.js';

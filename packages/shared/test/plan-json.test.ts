@@ -1,5 +1,6 @@
 /*
- * The plan JSON (upstream contracts 9 and 28): theDeclaredTypesStayOutOfThePlanJson,
+ * The plan JSON (upstream contracts 9 and 28 in docs/reference/upstream-contracts.md):
+ * theDeclaredTypesStayOutOfThePlanJson,
  * theMetadataSerializesUnderTheCrossLanguageKeys, Python's "a derived input schema is carried by the
  * plan JSON", and descriptorRoundTripPreservesCallableMetadataAndChildPlan (as a whole-plan round trip:
  * there are no descriptors to rebuild, the plan JSON is what travels).

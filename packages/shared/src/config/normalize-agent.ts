@@ -86,8 +86,9 @@ function defaultModel(models: string[]): string | undefined {
 }
 
 // A schema given as a JSON string is parsed; the result (or a mapping) must be an object. A blank
-// string is refused with upstream's exact text (seed contract 4: "Sub-agent input schema must not
-// be blank."; the output schema's message follows the same pattern, as in explicitSchema).
+// string is refused with upstream's exact text (upstream contract 4 in docs/reference/upstream-contracts.md:
+// "Sub-agent input schema must not be blank."; the output schema's message follows the same pattern,
+// as in explicitSchema).
 function parseSchema(value: unknown, key: 'input' | 'output'): { schema: unknown } | string {
   if (typeof value !== 'string') return { schema: value };
   if (value.trim() === '') return `Sub-agent ${key} schema must not be blank.`;

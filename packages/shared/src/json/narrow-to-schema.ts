@@ -9,7 +9,8 @@ export function narrowToSchema(value: unknown, schema: JsonSchema | null): unkno
   // What is not walked keeps its value as is (shared, not copied): a schema without `properties`
   // or `items`, `items` as a tuple array, `prefixItems`, `anyOf`/`oneOf`/`allOf`/`not`, `if`/`then`,
   // `$ref`/`$defs`, `patternProperties`. Narrowing is the typed read of upstream contract 49
-  // (extra fields dropped even without `additionalProperties: false`), not validation.
+  // (docs/reference/upstream-contracts.md: extra fields dropped even without `additionalProperties: false`),
+  // not validation.
   if (schema === null) return value;
   if (Array.isArray(value)) return narrowArray(value, schema);
   if (isPlainObject(value)) return narrowObject(value, schema);

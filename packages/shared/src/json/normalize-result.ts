@@ -14,8 +14,8 @@ export function normalizeResult(value: unknown): unknown {
 
 // `onPath` holds the containers between the root and the current value only: a container is
 // added on the way in and removed on the way out, so a diamond (one object under two siblings)
-// is legal and copied twice, while `m.self = m` is a cycle (upstream contract 47). No `finally`:
-// any throw abandons the whole walk.
+// is legal and copied twice, while `m.self = m` is a cycle (upstream contract 47,
+// docs/reference/upstream-contracts.md). No `finally`: any throw abandons the whole walk.
 function walk(value: unknown, path: string, onPath: Set<object>): unknown {
   switch (typeof value) {
     case 'string':

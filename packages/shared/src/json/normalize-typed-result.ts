@@ -8,7 +8,8 @@ import { absorbStackOverflow, RESULT_ROOT, ResultNormalizationError } from './re
  * undeclared properties dropped, then the untyped check again. A null schema is the untyped path.
  */
 export function normalizeTypedResult(value: unknown, schema: JsonSchema | null): unknown {
-  // Declaring nothing is exactly the untyped path (upstream contract 49): a class instance is refused.
+  // Declaring nothing is exactly the untyped path (upstream contract 49,
+  // docs/reference/upstream-contracts.md): a class instance is refused.
   if (schema === null) return normalizeResult(value);
   // The check runs again on the narrowed copy, so a declared type still refuses Infinity.
   return absorbStackOverflow(() =>

@@ -1,7 +1,10 @@
 /** Model-produced tool-call arguments parsed, or the reason they are refused. */
 export type ParsedJsonObject = { ok: true; value: Record<string, unknown> } | { ok: false; reason: string };
 
-/** Upstream's reason for arguments that parse but are not a JSON object (contract 39). */
+/**
+ * Upstream's reason for arguments that parse but are not a JSON object (upstream contract 39,
+ * docs/reference/upstream-contracts.md).
+ */
 export const NOT_AN_OBJECT_REASON = 'INVALID_ARGUMENT /: type (expected object)';
 
 /**

@@ -6,7 +6,10 @@ export const RESULT_ROOT = 'result';
 /** What a refusal names as the value it walked, unless told otherwise (docs/reference/callables-and-results.md's exact texts). */
 const SUBAGENT_RESULT = 'sub-agent result';
 
-/** What a stack overflow while walking a result becomes (upstream contract 40). */
+/**
+ * What a stack overflow while walking a result becomes (upstream contract 40,
+ * docs/reference/upstream-contracts.md).
+ */
 export const TOO_DEEP_MESSAGE = 'Sub-agent result is cyclic or too deeply nested to normalize as JSON';
 
 /** Why a value was refused; the message is built from it and the subject. */

@@ -3,7 +3,8 @@
  * null as `null`, objects and arrays as compact JSON in their key order, anything else `String(v)`.
  */
 export function toChatMessageContent(value: unknown): string {
-  // Upstream contract 51: `"done"` → `done`, `7` → `7`, `{a: 1}` → `{"a":1}`, null → `null`.
+  // Upstream contract 51 (docs/reference/upstream-contracts.md): `"done"` → `done`, `7` → `7`,
+  // `{a: 1}` → `{"a":1}`, null → `null`.
   if (value === null || value === undefined) return 'null';
   if (typeof value === 'string') return value;
   if (typeof value === 'object') {

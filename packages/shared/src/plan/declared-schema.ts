@@ -24,7 +24,8 @@ export function isTypeBoxType(value: unknown): value is TSchema {
 
 /**
  * Of several declarations in precedence order (absent ones undefined or null), the one that counts:
- * the first explicit schema wins over every type (upstream contract 5), else the first TypeBox type.
+ * the first explicit schema wins over every type (upstream contract 5,
+ * docs/reference/upstream-contracts.md), else the first TypeBox type.
  */
 export function pickDeclaration(candidates: readonly unknown[]): unknown {
   const present = candidates.filter((c) => c !== undefined && c !== null);

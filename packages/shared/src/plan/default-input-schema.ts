@@ -2,7 +2,8 @@ import type { JsonSchema } from './types.js';
 
 /**
  * The input schema of a ReAct agent that declares none: one string `prompt` and nothing else,
- * exactly upstream's `SUBAGENT_INPUT_SCHEMA` (contract 20). Frozen: copy before changing it.
+ * exactly upstream's `SUBAGENT_INPUT_SCHEMA` (contract 20 in docs/reference/upstream-contracts.md).
+ * Frozen: copy before changing it.
  */
 export const DEFAULT_INPUT_SCHEMA: Readonly<JsonSchema> = Object.freeze({
   type: 'object',

@@ -25,9 +25,10 @@ export interface DeclaredCallables {
 
 /**
  * The tool list an agent's model receives, built from scratch on every call (so a rebuild never
- * duplicates: upstream contract 14): tools in declared order, then one `_subagent_<name>` per
- * sub-agent. Each entry is checked in upstream's order (contract 15): duplicate callable name,
- * then unknown agent, then (when `requireShape`, i.e. a model builds the arguments) no input shape.
+ * duplicates: upstream contract 14 in docs/reference/upstream-contracts.md): tools in declared order,
+ * then one `_subagent_<name>` per sub-agent. Each entry is checked in upstream's order (contract 15):
+ * duplicate callable name, then unknown agent, then (when `requireShape`, i.e. a model builds the
+ * arguments) no input shape.
  * One bad entry fails the whole agent: throws a PlanError with every problem of the agent.
  */
 export function deriveCallables(

@@ -8,7 +8,8 @@ import type { JsonSchema } from './types.js';
 /**
  * The canonical JSON Schema of a TypeBox type: plain JSON, TypeBox-private keys dropped, `required`
  * minus defaulted properties, bytes as string/binary, keys in SCHEMA_KEY_ORDER. Throws `invalid_config`
- * for a type JSON Schema cannot express or a self-referential one (upstream contracts 6 and 7).
+ * for a type JSON Schema cannot express or a self-referential one (upstream contracts 6 and 7 in
+ * docs/reference/upstream-contracts.md).
  */
 export function deriveSchema(type: TSchema, role: SchemaRole = 'input'): JsonSchema {
   try {

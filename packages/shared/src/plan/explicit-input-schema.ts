@@ -4,7 +4,8 @@ import type { JsonSchema } from './types.js';
 
 /**
  * An explicit sub-agent input schema, kept verbatim; it must describe a JSON object
- * (`"type":"object"`), since a model's tool arguments always are one (upstream contract 21).
+ * (`"type":"object"`), since a model's tool arguments always are one (upstream contract 21,
+ * docs/reference/upstream-contracts.md).
  */
 export function explicitInputSchema(value: unknown): JsonSchema {
   const schema = explicitSchema(value, 'input');

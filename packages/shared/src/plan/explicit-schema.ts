@@ -7,7 +7,8 @@ export type SchemaRole = 'input' | 'output';
 
 /**
  * An explicitly declared JSON Schema (a plain object, or a string parsed as JSON), kept verbatim:
- * same keys, same order, nothing added (upstream contract 5). Throws `invalid_config`.
+ * same keys, same order, nothing added (upstream contract 5, docs/reference/upstream-contracts.md).
+ * Throws `invalid_config`.
  */
 export function explicitSchema(value: unknown, role: SchemaRole = 'output'): JsonSchema {
   const what = `Sub-agent ${role} schema`;

@@ -11,7 +11,10 @@ export interface PlanProblem {
   message: string;
 }
 
-/** Every problem of a plan at once (upstream fails the whole setup: contract 15): code `invalid_config`. */
+/**
+ * Every problem of a plan at once (upstream fails the whole setup: contract 15 in
+ * docs/reference/upstream-contracts.md): code `invalid_config`.
+ */
 export class PlanError extends MeshError {
   readonly problems: PlanProblem[];
 

@@ -16,7 +16,8 @@ export type CallableJson = Static<typeof CallableJson>;
 
 /**
  * One agent in the plan JSON. Schema metadata sits under upstream's cross-language snake_case keys
- * `description`, `input_schema`, `output_schema` (contract 9); no TypeBox type is ever in it.
+ * `description`, `input_schema`, `output_schema` (upstream contract 9, docs/reference/upstream-contracts.md);
+ * no TypeBox type is ever in it.
  */
 export const AgentPlanJson = Type.Object(
   {

@@ -125,7 +125,10 @@ function renderRef(ref: string, at: string, walk: Walk): JsonSchema | boolean {
   }
 }
 
-/** Bytes render as pydantic renders `bytes` (upstream contract 6), keeping the annotations. */
+/**
+ * Bytes render as pydantic renders `bytes` (upstream contract 6, docs/reference/upstream-contracts.md),
+ * keeping the annotations.
+ */
 function binary(node: Record<string, unknown>): JsonSchema {
   const out: JsonSchema = { type: 'string', format: 'binary' };
   for (const key of ['title', 'description', '$comment', 'deprecated', 'readOnly', 'writeOnly']) {

@@ -5,8 +5,8 @@ export type CallableTarget = { namespace: 'agent'; name: string } | { namespace:
 
 /**
  * The one namespace a callable name resolves to, decided once from the prefix (upstream
- * contract 33): `_subagent_reviewer` is agent `reviewer`; `reviewer` is tool `reviewer`, and a plain
- * tool name never looks anything up among agents.
+ * contract 33, docs/reference/upstream-contracts.md): `_subagent_reviewer` is agent `reviewer`; `reviewer` is
+ * tool `reviewer`, and a plain tool name never looks anything up among agents.
  */
 export function resolveCallableName(name: string): CallableTarget {
   if (name.startsWith(SUBAGENT_PREFIX))

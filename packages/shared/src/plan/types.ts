@@ -1,7 +1,10 @@
 /** A JSON Schema as plain data (never a TypeBox type: those carry symbols). */
 export type JsonSchema = { [key: string]: unknown };
 
-/** The prefix of every sub-agent callable; tools may not use it (upstream contract 1). */
+/**
+ * The prefix of every sub-agent callable; tools may not use it (upstream contract 1,
+ * docs/reference/upstream-contracts.md).
+ */
 export const SUBAGENT_PREFIX = '_subagent_';
 
 /** What a model receives for one tool or sub-agent: an OpenAI function definition. */

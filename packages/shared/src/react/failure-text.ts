@@ -1,6 +1,9 @@
 import { SUBAGENT_PREFIX } from '../plan/types.js';
 
-/** The tool message a failed delegation gives the model (upstream contract 37, Java wording). */
+/**
+ * The tool message a failed delegation gives the model (upstream contract 37 in
+ * docs/reference/upstream-contracts.md, Java wording).
+ */
 export function subagentFailureText(subagent: string, reason: string | undefined): string {
   const callable = `${SUBAGENT_PREFIX}${subagent}`;
   return reason?.trim()

@@ -3,9 +3,10 @@ import type { AgentPlan, JsonSchema } from '../plan/types.js';
 import type { ChatMessage } from './chat-message.js';
 
 /**
- * The conversation a ReAct invocation starts with (upstream contract 23): the instructions verbatim
- * as the leading system message (literal text: `{prompt}` is not substituted), the output-schema
- * prompt right after it, then one user message. No message lists the sub-agents (contract 17).
+ * The conversation a ReAct invocation starts with (upstream contract 23,
+ * docs/reference/upstream-contracts.md): the instructions verbatim as the leading system message (literal
+ * text: `{prompt}` is not substituted), the output-schema prompt right after it, then one user
+ * message. No message lists the sub-agents (contract 17).
  * An invocation of a session (docs/guides/sessions.md) has the session's earlier exchanges before its user message.
  */
 export function initialMessages(
