@@ -14,6 +14,8 @@ type Update = ReturnType<typeof AgentEvent.artifactUpdate>;
  * text so far again with `append: false`. The last chunk (`lastChunk: true`) completes the
  * artifact to the output: what is missing appended (often nothing), or, when what was sent is not
  * where the output begins (a structured output), the whole output artifact with `append: false`.
+ * A root that failed or was cancelled after its text began closes the artifact as it stands: an
+ * empty appended last chunk, as a chunked artifact ends (docs/guides/streaming.md#a2a).
  */
 export class AnswerChunks {
   private readonly text: RootCallText;
@@ -39,10 +41,13 @@ export class AnswerChunks {
     return this.update([textPart(change.added)], true, false);
   }
 
-  /** The last chunk, for the invocation as it ended (none unless it succeeded). */
+  /**
+   * The last chunk, for the invocation as it ended: completing the output when it succeeded,
+   * else closing what was sent (none when nothing was).
+   */
   last(view: InvocationView): Update | undefined {
     const whole = artifactOf(view);
-    if (!whole) return undefined;
+    if (!whole) return this.sent === undefined ? undefined : this.update([textPart('')], true, true);
     const out = view.output;
     if (typeof out === 'string' && this.sent !== undefined && out.startsWith(this.sent))
       return this.update([textPart(out.slice(this.sent.length))], true, true);
