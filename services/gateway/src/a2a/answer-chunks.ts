@@ -2,7 +2,10 @@ import type { TaskArtifactUpdateEvent } from '@a2a-js/sdk';
 import { AgentEvent, type ExecutionEventBus } from '@a2a-js/sdk/server';
 import type { InvocationView, MeshEvent } from '@agentmesh/shared';
 import { RootCallText } from '../events/root-call-text.js';
+import { STREAM_START } from '../events/tree-position.js';
 import type { TreeStream } from '../events/tree-stream.js';
+import type { TreeStreams } from '../events/tree-streams.js';
+import type { StreamedAnswer } from './follow-invocation.js';
 import { artifactOf, outputArtifact, textPart } from './task-of.js';
 
 type Update = ReturnType<typeof AgentEvent.artifactUpdate>;
@@ -89,4 +92,34 @@ export async function publishChunks(
   } finally {
     stream.close();
   }
+}
+
+/** What streaming the root's answer needs: the gateway's tree streams, and the request's end. */
+export interface AnswerStreamDeps {
+  streams: TreeStreams;
+  /** Aborted when the request ends: the tree's stream closes. */
+  signal: AbortSignal;
+}
+
+/**
+ * The root's answer streamed on `bus` as it is written, for SendStreamingMessage and SubscribeToTask
+ * alike (docs/guides/streaming.md#a2a): opens the tree's stream with deltas (from their start for
+ * a new invocation, `fromStart`; else from now) and publishes its chunks until the stream ends.
+ */
+export async function streamAnswer(
+  deps: AnswerStreamDeps,
+  view: Pick<InvocationView, 'id' | 'agent'>,
+  contextId: string,
+  fromStart: boolean,
+  bus: ExecutionEventBus,
+): Promise<StreamedAnswer> {
+  const stream = await deps.streams.open({
+    id: view.id,
+    deltas: true,
+    from: { events: STREAM_START, deltas: fromStart ? STREAM_START : undefined },
+  });
+  deps.signal.addEventListener('abort', () => stream.close(), { once: true });
+  if (deps.signal.aborted) stream.close();
+  const chunks = new AnswerChunks(view, contextId);
+  return { settled: publishChunks(stream, chunks, bus), last: (v) => chunks.last(v) };
 }
