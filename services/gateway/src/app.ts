@@ -270,8 +270,7 @@ export async function buildGateway(opts: GatewayOptions): Promise<Gateway> {
     keys,
     waitSeconds: opts.mcpWaitSeconds ?? 300,
     defaultTimeoutSeconds: opts.defaultTimeoutSeconds,
-    streams: streaming.streams,
-    watches: streaming.watches,
+    streaming,
   });
   await app.register(a2aRoutes, {
     mesh,
