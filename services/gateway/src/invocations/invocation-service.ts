@@ -29,7 +29,7 @@ import { dropQueued } from './drop-queued.js';
 import { IdempotencyStore } from './idempotency-store.js';
 import { InvocationReader } from './invocation-reader.js';
 import { invocationOfDoneMessage } from './read-invocation-safely.js';
-import { budgetOf, type StartOptions } from './start-options.js';
+import { budgetOf, idempotentBody, type StartOptions } from './start-options.js';
 import type { Waiters } from './waiters.js';
 
 export type { StartOptions } from './start-options.js';
@@ -276,7 +276,7 @@ export class InvocationService extends InvocationReader {
 
   /** The invocation an Idempotency-Key names: `fresh` when this request claimed it first. */
   private async claim(agent: string, input: unknown, fresh: string, opts: StartOptions): Promise<string> {
-    const bodyHash = IdempotencyStore.bodyHash(input);
+    const bodyHash = IdempotencyStore.bodyHash(idempotentBody(input, opts));
     const scope = IdempotencyStore.scope(opts.owner, agent, opts.idempotencyKey!);
     const held = await this.idempotency.claim(scope, { v: 1, invocationId: fresh, bodyHash, at: Date.now() });
     if (held.bodyHash !== bodyHash) throw new MeshError('idempotency_key_reused');
