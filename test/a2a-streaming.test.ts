@@ -5,8 +5,8 @@ import { type StreamResponse, TaskState } from '@a2a-js/sdk';
 import { ClientFactory, JsonRpcTransportFactory } from '@a2a-js/sdk/client';
 import t from 'tap';
 import { a2aPart, a2aSend } from './support/a2a-message.js';
-import { brokenAttempt, isFirstAttempt } from './support/broken-stream.js';
-import type { FakeScript } from './support/fake-model.js';
+import { brokenAttempt, deltaChunk, isFirstAttempt } from './support/broken-stream.js';
+import { type FakeScript, sseEvent } from './support/fake-model.js';
 import { startMesh } from './support/mesh.js';
 
 const ANSWER = 'one two three four five six';
@@ -19,6 +19,8 @@ const agentsYaml = `
     input: {type: object, properties: {question: {type: string}}, required: [question], additionalProperties: false}
     output: {type: object, properties: {answer: {type: string}, n: {type: integer}}, required: [answer, n]}
   flaky: {description: Fails once mid-stream., instructions: "@agent flaky"}
+  cut: {description: Breaks off mid-answer., instructions: "@agent cut"}
+  stuck: {description: Stops mid-answer., instructions: "@agent stuck"}
 `;
 
 const script: FakeScript = (r) => {
@@ -30,6 +32,25 @@ const script: FakeScript = (r) => {
       // deltas start over with `reset: true`.
       if (isFirstAttempt(mesh.model, r)) return brokenAttempt(150);
       return { final: 'hello world', chunks: 3, chunkDelayMs: 150 };
+    case 'cut':
+      // Ends without a finish_reason: invalid_model_reply, not retried; the task fails.
+      return {
+        sse: [
+          sseEvent(deltaChunk({ role: 'assistant', content: '' })),
+          sseEvent(deltaChunk({ content: 'half an' })),
+          sseEvent(deltaChunk({ content: ' answer' })),
+        ],
+        chunkDelayMs: 100,
+      };
+    case 'stuck':
+      // Sends nothing more after its first words, until the test cancels the task.
+      return {
+        sse: [
+          sseEvent(deltaChunk({ role: 'assistant', content: '' })),
+          sseEvent(deltaChunk({ content: 'thinking' })),
+        ],
+        stall: true,
+      };
     case 'teller':
       // Pieces far enough apart that each is a delta of its own (MESH_DELTA_FLUSH_MS is 25).
       return { final: ANSWER, chunks: 6, chunkDelayMs: 150 };
@@ -150,3 +171,39 @@ t.test('after a reset the text so far is sent again, not appended', async (t) =>
   t.equal(chunks.at(-1)?.lastChunk, true);
   t.equal(assemble(chunks), 'hello world', 'the assembled artifact is the output');
 });
+
+t.test(
+  'a task that fails or is cancelled after its answer began closes the artifact, then ends',
+  async (t) => {
+    for (const [agent, final] of [
+      ['cut', 'TASK_STATE_FAILED'],
+      ['stuck', 'TASK_STATE_CANCELED'],
+    ] as const) {
+      const client = await connect(agent);
+      const seen: string[] = [];
+      let taskId = '';
+      let cancelled = agent !== 'stuck';
+      for await (const ev of client.sendMessageStream(a2aSend('go'))) {
+        const p = ev.payload;
+        if (p?.$case === 'task') taskId = p.value.id;
+        if (p?.$case === 'statusUpdate') seen.push(TaskState[p.value.status!.state]);
+        if (p?.$case === 'artifactUpdate') {
+          seen.push(`${p.value.lastChunk ? 'last' : 'chunk'} ${p.value.append ? '+' : '='}${textOf(ev)}`);
+          if (cancelled) continue;
+          cancelled = true;
+          const res = await mesh.request('DELETE', `/invocations/${taskId}`);
+          t.equal(res.status, 202, 'cancelled once its answer began');
+        }
+      }
+      const chunks = seen.filter((s) => s.startsWith('chunk'));
+      t.ok(chunks.length > 0, `${agent}: its answer began (${seen.join(' | ')})`);
+      t.match(chunks[0], /^chunk =/, `${agent}: the first chunk starts the artifact`);
+      t.strictSame(
+        seen.slice(-2),
+        ['last +', final],
+        `${agent}: an empty last chunk closes it, then the final status`,
+      );
+      t.equal(seen.filter((s) => s.startsWith('last')).length, 1, `${agent}: one last chunk`);
+    }
+  },
+);

@@ -1,5 +1,6 @@
 import { type SendMessageRequest, type StreamResponse, type Task, TaskState } from '@a2a-js/sdk';
 import { ClientFactory, JsonRpcTransportFactory } from '@a2a-js/sdk/client';
+import { keyLayout } from '@agentmesh/shared';
 import t from 'tap';
 import { watchRemoteTask } from '../services/agent-runner/src/loop/remote/watch-remote-task.js';
 import { a2aSend } from './support/a2a-message.js';
@@ -22,16 +23,24 @@ const agentsYaml = `
     description: Answers once its hold tool lets go.
     instructions: "@agent held"
     tools: [hold]
+  teller:
+    description: Tells slowly once its hold tool lets go.
+    instructions: "@agent teller"
+    tools: [hold]
   asker:
     description: Charges, which needs an approval.
     instructions: "@agent asker"
     tools: [charge]
 `;
 
-// Both agents call their one tool, then answer with what it returned.
+const ANSWER = 'one two three four five six';
+
+// Each agent calls its one tool, then answers with what it returned; the teller streams its answer
+// slowly, in pieces far enough apart that each is a delta of its own (MESH_DELTA_FLUSH_MS is 25).
 const script: FakeScript = (r) => {
   const tool = r.agent === 'asker' ? 'charge' : 'hold';
   if (turnOf(r) === 0) return { calls: [{ name: tool, args: {} }] };
+  if (r.agent === 'teller') return { final: ANSWER, chunks: 6, chunkDelayMs: 150 };
   return { final: `done: ${toolMessagesOf(r)[0]?.content ?? ''}` };
 };
 
@@ -134,6 +143,14 @@ const describe = (event: StreamResponse): string => {
   return p?.$case ?? '?';
 };
 
+/** An artifact chunk's text. */
+const textOf = (a: { artifact?: { parts: { content?: { $case: string; value?: unknown } }[] } }) =>
+  (a.artifact?.parts ?? []).map((x) => (x.content?.$case === 'text' ? String(x.content.value) : '')).join('');
+
+/** The artifact's text as a client assembles its chunks: `append` adds, else it replaces. */
+const assemble = (chunks: { append: boolean; text: string }[]) =>
+  chunks.reduce((s, c) => (c.append ? s + c.text : c.text), '');
+
 t.test('SubscribeToTask on a second gateway follows a task to completion and its artifact', async (t) => {
   held = gate();
   const task = await start('held');
@@ -152,13 +169,20 @@ t.test('SubscribeToTask on a second gateway follows a task to completion and its
   t.equal(opened.payload?.$case === 'task' && opened.payload.value.id, task.id, 'the same task');
   // The task cannot end before the test lets go of its tool: what follows was followed live.
   held.open();
-  const events: string[] = [];
-  for (let next = await stream.next(); !next.done; next = await stream.next())
-    events.push(describe(next.value));
+  const events: StreamResponse[] = [];
+  for (let next = await stream.next(); !next.done; next = await stream.next()) events.push(next.value);
+  const artifacts = events.flatMap((e) =>
+    e.payload?.$case === 'artifactUpdate'
+      ? [{ append: e.payload.value.append, text: textOf(e.payload.value) }]
+      : [],
+  );
+  t.equal(assemble(artifacts), 'done: let go', 'the artifact, in chunks (docs/guides/streaming.md#a2a)');
   t.strictSame(
-    events.filter((e) => e !== 'status WORKING'),
-    ['artifact done: let go', 'status COMPLETED'],
-    'the artifact, then completion, and the stream ends',
+    events
+      .slice(-2)
+      .map((e) => (e.payload?.$case === 'artifactUpdate' ? e.payload.value.lastChunk : describe(e))),
+    [true, 'status COMPLETED'],
+    'its last chunk, then completion, and the stream ends',
   );
   t.ok(
     log.some((s) => s.method === 'SubscribeToTask' && s.url.startsWith(`${other}/`)),
@@ -166,6 +190,65 @@ t.test('SubscribeToTask on a second gateway follows a task to completion and its
   );
   t.equal((await mesh.get(`/invocations/${task.id}`)).json.status, 'succeeded');
 });
+
+t.test(
+  "SubscribeToTask streams the root's answer as it is written from then on, as SendStreamingMessage does",
+  async (t) => {
+    held = gate();
+    const task = await start('teller');
+    await held.entered;
+    const stream = (await connect('teller', other))
+      .resubscribeTask({ tenant: '', id: task.id })
+      [Symbol.asyncIterator]();
+    t.equal(describe((await stream.next()).value as StreamResponse), 'task WORKING');
+    await waitUntil(
+      async () => (await mesh.client.exists(keyLayout(mesh.prefix).watch(task.id))) === 1,
+      10_000,
+      () => 'the subscription to watch the tree',
+    );
+    // A runner checks the watch key at most once a second per tree: let its cached "unwatched" lapse.
+    await new Promise((r) => setTimeout(r, 1100));
+    held.open();
+    const chunks: { text: string; append: boolean; lastChunk: boolean; status: string }[] = [];
+    const order: string[] = [];
+    for (let next = await stream.next(); !next.done; next = await stream.next()) {
+      const p = next.value.payload;
+      if (p?.$case !== 'artifactUpdate') {
+        order.push(describe(next.value));
+        continue;
+      }
+      const view = await mesh.get(`/invocations/${task.id}`);
+      chunks.push({
+        text: textOf(p.value),
+        append: p.value.append,
+        lastChunk: p.value.lastChunk,
+        status: view.json.status,
+      });
+      order.push(p.value.lastChunk ? 'last chunk' : 'chunk');
+    }
+    t.ok(chunks.length >= 3, `several chunks (${chunks.length})`);
+    t.equal(chunks[0]!.append, false, 'the first chunk starts the artifact');
+    t.ok(
+      chunks.slice(1).every((c) => c.append),
+      'later chunks append',
+    );
+    t.strictSame(
+      chunks.map((c) => c.lastChunk),
+      [...chunks.slice(1).map(() => false), true],
+      'only the last is the last chunk',
+    );
+    t.ok(
+      chunks.slice(0, -1).some((c) => c.status === 'running'),
+      'chunks came while the invocation was still running',
+    );
+    t.equal(assemble(chunks), ANSWER, 'the assembled artifact is the output');
+    t.strictSame(
+      order.slice(-2),
+      ['last chunk', 'status COMPLETED'],
+      'the last chunk, then the final status',
+    );
+  },
+);
 
 t.test('a task waiting on an approval is input-required; its subscription ends there', async (t) => {
   const task = await start('asker');

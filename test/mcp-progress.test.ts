@@ -5,22 +5,39 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Progress } from '@modelcontextprotocol/sdk/types.js';
 import t, { type Test } from 'tap';
-import { brokenAttempt, isFirstAttempt } from './support/broken-stream.js';
-import type { FakeScript } from './support/fake-model.js';
-import { startMesh } from './support/mesh.js';
+import { brokenAttempt, deltaChunk, isFirstAttempt } from './support/broken-stream.js';
+import { type FakeScript, sseEvent } from './support/fake-model.js';
+import { listenGateway, startMesh } from './support/mesh.js';
+import { waitUntil } from './support/wait-until.js';
 
 const ANSWER = 'one two three four five six';
 
 const agentsYaml = `
   teller: {description: Tells slowly., instructions: "@agent teller"}
   flaky: {description: Fails once mid-stream., instructions: "@agent flaky"}
+  long: {description: Tells at length., instructions: "@agent long"}
+  stuck: {description: Stops mid-answer., instructions: "@agent stuck"}
 `;
+
+// 24 KiB in 12 pieces: past 16 KiB of text, a notification is larger than a 16 KiB bound.
+const LONG = Array.from({ length: 12 }, (_, i) => String(i % 10).repeat(2048)).join('');
 
 const script: FakeScript = (r) => {
   switch (r.agent) {
     case 'teller':
       // Pieces far enough apart that each is a delta of its own (MESH_DELTA_FLUSH_MS is 25).
       return { final: ANSWER, chunks: 6, chunkDelayMs: 150 };
+    case 'long':
+      return { final: LONG, chunks: 12, chunkDelayMs: 100 };
+    case 'stuck':
+      // Sends nothing more after its first words, until the test cancels the invocation.
+      return {
+        sse: [
+          sseEvent(deltaChunk({ role: 'assistant', content: '' })),
+          sseEvent(deltaChunk({ content: 'thinking' })),
+        ],
+        stall: true,
+      };
     case 'flaky':
       // The first attempt breaks off with an error mid-stream (retried like a 5xx); the retry's
       // deltas start over with `reset: true`.
@@ -35,9 +52,9 @@ const mesh = await startMesh(t, { agentsYaml, script });
 await mesh.gateway.app.listen({ port: 0, host: '127.0.0.1' });
 const base = `http://127.0.0.1:${(mesh.gateway.app.server.address() as { port: number }).port}`;
 
-async function connect(t: Test): Promise<Client> {
+async function connect(t: Test, url = base): Promise<Client> {
   const client = new Client({ name: 'mcp-progress-test', version: '1.0.0' });
-  await client.connect(new StreamableHTTPClientTransport(new URL(`${base}/mcp`)));
+  await client.connect(new StreamableHTTPClientTransport(new URL(`${url}/mcp`)));
   t.teardown(() => client.close());
   return client;
 }
@@ -97,4 +114,80 @@ t.test('without a progress token the call answers as before', async (t) => {
   const client = await connect(t);
   const result = await client.callTool({ name: 'teller', arguments: { prompt: 'again' } });
   t.equal(textOf(result), ANSWER);
+});
+
+t.test(
+  'a call with progress takes a stream slot, as an event stream does (docs/reference/bounds.md)',
+  async (t) => {
+    const { base: url } = await listenGateway(t, mesh, { maxStreamsPerKey: 1 });
+    let heard!: () => void;
+    const first = new Promise<void>((r) => (heard = r));
+    const holding = (await connect(t, url)).callTool(
+      { name: 'stuck', arguments: { prompt: 'go' } },
+      undefined,
+      {
+        onprogress: () => heard(),
+      },
+    );
+    await first;
+    const listed = await fetch(`${url}/invocations?agent=stuck&limit=1`);
+    const id = ((await listed.json()) as { items: { id: string }[] }).items[0]!.id;
+    t.teardown(() => fetch(`${url}/invocations/${id}`, { method: 'DELETE' }));
+    const events = await fetch(`${url}/invocations/${id}/events`);
+    const refused =
+      events.status === 429
+        ? ((await events.json()) as { error: { code: string } }).error.code
+        : await events.body?.cancel().then(() => events.status);
+    t.equal(refused, 'too_many_streams', 'no event stream while the call holds the only slot');
+    const tellers = async () =>
+      ((await (await fetch(`${url}/invocations?agent=teller&limit=100`)).json()) as { items: unknown[] })
+        .items.length;
+    const before = await tellers();
+    await t.rejects(
+      (await connect(t, url)).callTool({ name: 'teller', arguments: { prompt: 'x' } }, undefined, {
+        onprogress: () => undefined,
+      }),
+      /too_many_streams/,
+      'nor a second call with progress',
+    );
+    t.equal(await tellers(), before, 'which started nothing');
+    const plain = await (await connect(t, url)).callTool({ name: 'teller', arguments: { prompt: 'x' } });
+    t.equal(textOf(plain), ANSWER, 'a call without progress takes no slot');
+    await fetch(`${url}/invocations/${id}`, { method: 'DELETE' });
+    t.ok((await holding).isError, 'the held call ends, cancelled');
+    await waitUntil(
+      async () => {
+        const res = await fetch(`${url}/invocations/${id}/events`);
+        await res.body?.cancel();
+        return res.status === 200;
+      },
+      10_000,
+      () => 'the ended call to free its slot',
+    );
+  },
+);
+
+t.test('progress stays within the stream buffer bound: one past it is skipped', async (t) => {
+  const bound = 16 * 1024;
+  const { base: url } = await listenGateway(t, mesh, { streamBufferBytes: bound });
+  const seen: Progress[] = [];
+  const result = await (await connect(t, url)).callTool(
+    { name: 'long', arguments: { prompt: 'go' } },
+    undefined,
+    {
+      onprogress: (p) => seen.push(p),
+    },
+  );
+  t.equal(textOf(result), LONG, 'the result is whole');
+  t.ok(seen.length >= 3, `progress came while the text was short (${seen.length})`);
+  t.strictSame(
+    seen.map((p) => p.progress),
+    seen.map((_, i) => i + 1),
+    'progress counts the notifications sent, 1, 2, …',
+  );
+  t.ok(
+    seen.every((p) => Buffer.byteLength(p.message ?? '') < bound),
+    'none larger than the bound',
+  );
+  t.ok(seen.at(-1)!.message!.length < LONG.length, 'so the whole text came with the result only');
 });

@@ -45,7 +45,8 @@ const script: FakeScript = (r) => {
     case 'broken':
       return { status: 400 };
     default:
-      return { final: `answer to ${lastUser(r)}` };
+      // A `slow:` prompt is answered after a while, so a repeat of it comes while it runs.
+      return { final: `answer to ${lastUser(r)}`, latencyMs: lastUser(r).startsWith('slow:') ? 500 : 0 };
   }
 };
 
@@ -283,6 +284,57 @@ t.test("a failed invocation is its code in OpenAI's shape: server_error for 5xx"
   );
   t.match(streamed, { error: { type: 'server_error', code: 'model_error' } }, 'a stream ends with the error');
 });
+
+t.test(
+  'an Idempotency-Key answers a repeated completion with the same one, never a second run',
+  async (t) => {
+    const key = { headers: { 'Idempotency-Key': `chat-${Date.now()}` } };
+    const prompt = 'slow: once only';
+    const body = { model: 'chat', messages: [{ role: 'user' as const, content: prompt }] };
+    const runs = () => mesh.model.of('chat').filter((r) => lastUser(r) === prompt).length;
+    const [first, second] = await Promise.all([
+      openai.chat.completions.create(body, key),
+      openai.chat.completions.create(body, key),
+    ]);
+    const third = await openai.chat.completions.create(body, key);
+    const same = (c: typeof first) => [c.id, c.created, c.choices[0]?.message.content];
+    t.strictSame(same(first), [first.id, first.created, `answer to ${prompt}`]);
+    t.strictSame(same(second), same(first), 'a repeat sent with the first gets the same completion');
+    t.strictSame(same(third), same(first), 'so does one after it ended');
+    const stream = await openai.chat.completions.create({ ...body, stream: true }, key);
+    let text = '';
+    const ids = new Set<string>();
+    for await (const chunk of stream) {
+      ids.add(chunk.id);
+      text += chunk.choices[0]?.delta.content ?? '';
+    }
+    t.strictSame(
+      [...ids, text],
+      [first.id, `answer to ${prompt}`],
+      'and a streamed one, the same invocation',
+    );
+    t.equal(runs(), 1, 'the agent ran once');
+    const history = [
+      { role: 'user' as const, content: 'earlier' },
+      { role: 'assistant' as const, content: 'ok' },
+    ];
+    t.match(
+      await refusal(
+        openai.chat.completions.create({ ...body, messages: [...history, ...body.messages] }, key),
+      ),
+      { status: 422, error: { type: 'invalid_request_error', code: 'idempotency_key_reused' } },
+      'the key with another conversation is refused',
+    );
+    t.match(
+      await refusal(
+        openai.chat.completions.create(body, { headers: { 'Idempotency-Key': 'k'.repeat(256) } }),
+      ),
+      { status: 400, error: { type: 'invalid_request_error', code: 'invalid_input' } },
+      'a key of the wrong form too',
+    );
+    t.equal(runs(), 1, 'neither ran anything');
+  },
+);
 
 t.test('other methods and paths under /v1 answer in the same shape', async (t) => {
   const auth = { authorization: 'Bearer all-key' };

@@ -91,12 +91,13 @@ export const a2aRoutes: FastifyPluginAsync<A2aRoutesOptions> = async (app, opts)
       streams: opts.streams,
       watches: opts.watches,
     });
+    const tasks = new InvocationTaskStore(opts.invocations, agent.name, req.meshCaller);
     const handler = new MeshRequestHandler(
       agent,
       card,
-      new InvocationTaskStore(opts.invocations, agent.name, req.meshCaller),
+      tasks,
       executor,
-      new FollowedBusManager(follow, ended.signal),
+      new FollowedBusManager(follow, ended.signal, { streams: opts.streams, tasks }),
     );
     const version = req.headers['a2a-version'];
     const context = defaultServerCallContextBuilder({

@@ -15,7 +15,10 @@ export interface FollowDeps {
 export interface StreamedAnswer {
   /** Settles once every chunk before the end was published (the tree's stream ended or closed). */
   settled: Promise<void>;
-  /** The last chunk, completing the artifact to the output (none unless the invocation succeeded). */
+  /**
+   * The last chunk: completing the artifact to the output when the invocation succeeded, else
+   * closing the artifact it began (none when no chunk went out).
+   */
   last(view: InvocationView): ReturnType<typeof AgentEvent.artifactUpdate> | undefined;
 }
 

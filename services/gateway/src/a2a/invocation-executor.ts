@@ -1,12 +1,11 @@
 import { AgentEvent, type ExecutionEventBus, type RequestContext } from '@a2a-js/sdk/server';
-import type { AgentPlan, InvocationView } from '@agentmesh/shared';
+import type { AgentPlan } from '@agentmesh/shared';
 import type { Caller } from '../auth/caller.js';
-import { STREAM_START } from '../events/tree-position.js';
 import type { TreeStreams } from '../events/tree-streams.js';
 import type { WatchKeeper } from '../events/watch-keeper.js';
 import type { InvocationService } from '../invocations/invocation-service.js';
-import { AnswerChunks, publishChunks } from './answer-chunks.js';
-import { type FollowDeps, followInvocation, type StreamedAnswer } from './follow-invocation.js';
+import { streamAnswer } from './answer-chunks.js';
+import { type FollowDeps, followInvocation } from './follow-invocation.js';
 import { inputOf } from './input-of.js';
 import type { SessionAwareExecutor } from './mesh-request-handler.js';
 import { messageIdempotencyKey } from './message-idempotency-key.js';
@@ -67,9 +66,7 @@ export class InvocationExecutor implements SessionAwareExecutor {
           : undefined,
       });
       bus.publish(AgentEvent.task(taskOf(view, session)));
-      const answer = this.streaming
-        ? await this.streamAnswer(view, session ?? view.id, fresh, bus)
-        : undefined;
+      const answer = this.streaming ? await streamAnswer(d, view, session ?? view.id, fresh, bus) : undefined;
       unwatch?.(); // the tree's stream holds the watch from here
       unwatch = undefined;
       await followInvocation(d, view.id, bus, d.signal, session, answer);
@@ -77,28 +74,6 @@ export class InvocationExecutor implements SessionAwareExecutor {
       unwatch?.();
     }
   };
-
-  /**
-   * Opens the tree's stream with deltas (from their start for a new invocation, from now for a
-   * repeated message's) and publishes the root's answer in chunks from it until it ends.
-   */
-  private async streamAnswer(
-    view: InvocationView,
-    contextId: string,
-    fresh: boolean,
-    bus: ExecutionEventBus,
-  ): Promise<StreamedAnswer> {
-    const d = this.deps;
-    const stream = await d.streams.open({
-      id: view.id,
-      deltas: true,
-      from: { events: STREAM_START, deltas: fresh ? STREAM_START : undefined },
-    });
-    d.signal.addEventListener('abort', () => stream.close(), { once: true });
-    if (d.signal.aborted) stream.close();
-    const chunks = new AnswerChunks(view, contextId);
-    return { settled: publishChunks(stream, chunks, bus), last: (v) => chunks.last(v) };
-  }
 
   cancelTask = async (taskId: string): Promise<void> => {
     await this.deps.invocations.cancel(taskId, this.deps.caller);

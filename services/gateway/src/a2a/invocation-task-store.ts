@@ -1,6 +1,7 @@
 import type { ListTasksRequest, ListTasksResponse, Task } from '@a2a-js/sdk';
 import { UnsupportedOperationError } from '@a2a-js/sdk/errors';
 import type { TaskStore } from '@a2a-js/sdk/server';
+import type { InvocationView } from '@agentmesh/shared';
 import type { Caller } from '../auth/caller.js';
 import type { InvocationService } from '../invocations/invocation-service.js';
 import { taskOf } from './task-of.js';
@@ -19,10 +20,16 @@ export class InvocationTaskStore implements TaskStore {
   ) {}
 
   async load(taskId: string): Promise<Task | undefined> {
-    const view = await this.invocations.viewFor(taskId, this.caller);
-    if (!view || view.agent !== this.agent) return undefined;
+    const view = await this.view(taskId);
+    if (!view) return undefined;
     // The task's context is its session when a message's contextId started it in one (docs/guides/a2a-and-remote-agents.md).
     return taskOf(view, (await this.invocations.sessionOf(view.id)) ?? view.id);
+  }
+
+  /** The invocation of a task the caller may see, of this agent; undefined for any other. */
+  async view(taskId: string): Promise<InvocationView | undefined> {
+    const view = await this.invocations.viewFor(taskId, this.caller);
+    return view && view.agent === this.agent ? view : undefined;
   }
 
   async save(task: Task): Promise<void> {

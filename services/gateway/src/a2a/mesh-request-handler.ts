@@ -1,4 +1,11 @@
-import type { AgentCard, Message, SendMessageRequest, StreamResponse, Task } from '@a2a-js/sdk';
+import type {
+  AgentCard,
+  Message,
+  SendMessageRequest,
+  StreamResponse,
+  SubscribeToTaskRequest,
+  Task,
+} from '@a2a-js/sdk';
 import {
   type AgentExecutor,
   DefaultRequestHandler,
@@ -18,6 +25,12 @@ export interface SessionAwareExecutor extends AgentExecutor {
   streaming: boolean;
 }
 
+/** The event buses of the request: told when it is SubscribeToTask. */
+export interface SubscriptionAwareBuses extends ExecutionEventBusManager {
+  /** The request is SubscribeToTask: a followed task's answer goes out in chunks as it is written. */
+  streaming: boolean;
+}
+
 /**
  * The SDK's DefaultRequestHandler, checking a message's input against the agent's schema before
  * anything starts: bad input is a JSON-RPC error (-32602) rather than a failed task. What the SDK
@@ -32,7 +45,7 @@ export class MeshRequestHandler extends DefaultRequestHandler {
     card: AgentCard,
     store: TaskStore,
     private readonly executor: SessionAwareExecutor,
-    buses: ExecutionEventBusManager,
+    private readonly buses: SubscriptionAwareBuses,
   ) {
     super(card, store, executor, buses);
   }
@@ -51,6 +64,14 @@ export class MeshRequestHandler extends DefaultRequestHandler {
     const admitted = this.admit(params);
     this.executor.streaming = true;
     yield* super.sendMessageStream(admitted, context);
+  }
+
+  override async *resubscribe(
+    params: SubscribeToTaskRequest,
+    context: ServerCallContext,
+  ): AsyncGenerator<StreamResponse, void, undefined> {
+    this.buses.streaming = true;
+    yield* super.resubscribe(params, context);
   }
 
   /** Checks a message and notes its session; answers it without references to other tasks. */

@@ -40,7 +40,7 @@ export class SseWriter {
   delta(frame: (gap: boolean) => string): boolean {
     if (this.gone) return false;
     const text = frame(this.gap);
-    if (this.res.writableLength + Buffer.byteLength(text) > this.maxBytes) {
+    if (pastBound(this.res, Buffer.byteLength(text), this.maxBytes)) {
       this.gap = true;
       return false;
     }
@@ -95,6 +95,14 @@ export class SseWriter {
       res.on('close', onClose);
     });
   }
+}
+
+/**
+ * True when `bytes` more would take what the gateway holds unsent for `res`'s client past `maxBytes`
+ * (MESH_STREAM_BUFFER_BYTES): a delta, or an MCP call's progress, is dropped then.
+ */
+export function pastBound(res: ServerResponse, bytes: number, maxBytes: number): boolean {
+  return res.writableLength + bytes > maxBytes;
 }
 
 /** The SSE frame of a tree stream's item; a delta after dropped ones carries `gap: true` in its data. */

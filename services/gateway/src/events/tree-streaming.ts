@@ -20,7 +20,7 @@ export interface TreeStreamingOptions {
 
 /** What every streaming route shares (docs/guides/streaming.md). */
 export interface TreeStreaming {
-  /** One count of open streams for every kind: event, invoke, A2A and chat streams (bounds.md). */
+  /** One count of open streams for every kind: event, invoke, A2A, chat and MCP progress (bounds.md). */
   slots: StreamSlots;
   /** Keeps each watched tree's watch flag set. */
   watches: WatchKeeper;

@@ -28,7 +28,7 @@ import { dropQueued } from './drop-queued.js';
 import { IdempotencyStore } from './idempotency-store.js';
 import { InvocationWriter } from './invocation-writer.js';
 import { invocationOfDoneMessage } from './read-invocation-safely.js';
-import { budgetOf, type StartOptions } from './start-options.js';
+import { budgetOf, idempotentBody, type StartOptions } from './start-options.js';
 import type { Waiters } from './waiters.js';
 
 export type { StartOptions } from './start-options.js';
@@ -226,7 +226,7 @@ export class InvocationService extends InvocationWriter {
 
   /** The invocation an Idempotency-Key names: `fresh` when this request claimed it first. */
   private async claim(agent: string, input: unknown, fresh: string, opts: StartOptions): Promise<string> {
-    const bodyHash = IdempotencyStore.bodyHash(input);
+    const bodyHash = IdempotencyStore.bodyHash(idempotentBody(input, opts));
     const scope = IdempotencyStore.scope(opts.owner, agent, opts.idempotencyKey!);
     const held = await this.idempotency.claim(scope, { v: 1, invocationId: fresh, bodyHash, at: Date.now() });
     if (held.bodyHash !== bodyHash) throw new MeshError('idempotency_key_reused');

@@ -35,3 +35,11 @@ export function budgetOf(agent: AgentPlan, opts: StartOptions): { budget?: numbe
   const limits = [opts.budget, agent.maxTokens].filter((n): n is number => n !== undefined);
   return limits.length > 0 ? { budget: Math.min(...limits) } : {};
 }
+
+/**
+ * What an Idempotency-Key's body hash covers: the input, and a chat completion's history with it
+ * when it has one (the same last message after another conversation is another request).
+ */
+export function idempotentBody(input: unknown, opts: Pick<StartOptions, 'history'>): unknown {
+  return opts.history?.length ? { input, history: opts.history } : input;
+}

@@ -1,6 +1,7 @@
 import { compileSchema, describeValidation, MeshError } from '@agentmesh/shared';
 import { type CallToolResult, ErrorCode } from '@modelcontextprotocol/sdk/types.js';
 import type { Caller } from '../auth/caller.js';
+import type { StreamSlots } from '../events/stream-slots.js';
 import { STREAM_START } from '../events/tree-position.js';
 import type { TreeStreams } from '../events/tree-streams.js';
 import type { WatchKeeper } from '../events/watch-keeper.js';
@@ -25,6 +26,8 @@ export interface CallAgentDeps {
   /** A call with a progress token follows the root's text through these (docs/guides/streaming.md#mcp). */
   streams: TreeStreams;
   watches: WatchKeeper;
+  /** The gateway's open streams: a call with a progress token takes one, as an event stream does. */
+  slots: StreamSlots;
 }
 
 /** One tools/call as the route received it. */
@@ -74,6 +77,15 @@ export async function callAgent(deps: CallAgentDeps, call: AgentCall): Promise<C
       return { content: [{ type: 'text', text }], isError: true };
     }
   }
+  // Watching the tree's deltas, a call with progress counts as an open stream (docs/reference/bounds.md):
+  // past the bounds it is refused before anything starts.
+  let release: (() => void) | undefined;
+  try {
+    release = call.progress ? deps.slots.acquire(call.caller.owner) : undefined;
+  } catch (e) {
+    if (e instanceof MeshError) throw new RpcError(ErrorCode.InternalError, `${e.code}: ${e.message}`);
+    throw e;
+  }
   const wait = new AbortController();
   let cancelled = false;
   const untrack = deps.calls.track(call.scope, () => {
@@ -114,6 +126,7 @@ export async function callAgent(deps: CallAgentDeps, call: AgentCall): Promise<C
     }
     return toolResult(view, deps.waitSeconds);
   } finally {
+    release?.();
     unwatch?.();
     untrack();
     call.signal.removeEventListener('abort', onGone);

@@ -3,8 +3,8 @@ import { type KeyLayout, MeshError } from '@agentmesh/shared';
 import type { MeshRedis } from '@agentmesh/shared/redis';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import type { FastifyPluginAsync } from 'fastify';
-import type { TreeStreams } from '../events/tree-streams.js';
-import type { WatchKeeper } from '../events/watch-keeper.js';
+import { pastBound } from '../events/sse-writer.js';
+import type { TreeStreaming } from '../events/tree-streaming.js';
 import type { InvocationService } from '../invocations/invocation-service.js';
 import type { MeshState } from '../mesh-state.js';
 import { McpCalls } from './mcp-calls.js';
@@ -23,9 +23,11 @@ export interface McpRoutesOptions {
   /** How long a tools/call waits for the agent (MESH_MCP_WAIT_SECONDS, default 300). */
   waitSeconds: number;
   defaultTimeoutSeconds: number;
-  /** A tools/call with a progress token follows the root's text through these. */
-  streams: TreeStreams;
-  watches: WatchKeeper;
+  /**
+   * A tools/call with a progress token follows the root's text through these streams, takes a
+   * stream slot, and sends within the stream buffer bound (`serve.bufferBytes`), as every stream.
+   */
+  streaming: Pick<TreeStreaming, 'streams' | 'watches' | 'slots' | 'serve'>;
 }
 
 /**
@@ -67,9 +69,11 @@ export const mcpRoutes: FastifyPluginAsync<McpRoutesOptions> = async (app, opts)
     calls,
     waitSeconds: opts.waitSeconds,
     defaultTimeoutSeconds: opts.defaultTimeoutSeconds,
-    streams: opts.streams,
-    watches: opts.watches,
+    streams: opts.streaming.streams,
+    watches: opts.streaming.watches,
+    slots: opts.streaming.slots,
   };
+  const bufferBytes = opts.streaming.serve.bufferBytes;
 
   app.post(
     '/mcp',
@@ -91,11 +95,15 @@ export const mcpRoutes: FastifyPluginAsync<McpRoutesOptions> = async (app, opts)
             : undefined;
       const traceparent = typeof req.headers.traceparent === 'string' ? req.headers.traceparent : undefined;
       const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
+      const res = reply.raw;
       const server = mcpServer(deps, {
         caller: req.meshCaller,
         session,
         traceparent,
         abandon: () => void transport.close(),
+        // The transport writes to the answer only while it needs no drain, and holds what comes
+        // meanwhile in a queue of its own: no progress goes out then, nor past the bound.
+        progressFits: (bytes) => !res.writableNeedDrain && !pastBound(res, bytes, bufferBytes),
       });
       reply.hijack();
       if (session !== undefined && sent === undefined) reply.raw.setHeader('mcp-session-id', session);

@@ -19,7 +19,15 @@ export interface McpRequestContext {
   traceparent: string | undefined;
   /** Ends the HTTP answer without sending the pending response. */
   abandon(): void;
+  /**
+   * True when a progress notification of about `bytes` may go out now, within the bound on what
+   * the gateway holds unsent for the client (MESH_STREAM_BUFFER_BYTES, as for a stream's deltas).
+   */
+  progressFits(bytes: number): boolean;
 }
+
+// What the SDK's transport adds around a notification's JSON in its answer: `event: message\ndata: `…`\n\n`.
+const FRAME_BYTES = 23;
 
 const INSTRUCTIONS =
   'Each tool is an agent of this agentmesh: calling it runs the agent and answers with its output. ' +
@@ -49,16 +57,22 @@ export function mcpServer(deps: CallAgentDeps, ctx: McpRequestContext): Server {
   });
   server.setRequestHandler(CallToolRequestSchema, (request, extra) => {
     // docs/guides/streaming.md#mcp: progress counts the notifications, the message is the text so far.
+    // One past the bound is dropped: the next one carries the whole text so far.
     const token = request.params._meta?.progressToken;
     let count = 0;
     const progress =
       token === undefined
         ? undefined
-        : (message: string) =>
-            extra.sendNotification({
-              method: 'notifications/progress',
-              params: { progressToken: token, progress: ++count, message },
-            });
+        : async (message: string) => {
+            const notification = {
+              method: 'notifications/progress' as const,
+              params: { progressToken: token, progress: count + 1, message },
+            };
+            const bytes = Buffer.byteLength(JSON.stringify({ jsonrpc: '2.0', ...notification }));
+            if (!ctx.progressFits(bytes + FRAME_BYTES)) return;
+            count++;
+            await extra.sendNotification(notification);
+          };
     return callAgent(deps, {
       caller,
       name: request.params.name,

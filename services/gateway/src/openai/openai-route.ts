@@ -2,6 +2,7 @@ import { type AgentPlan, isTerminal, MeshError } from '@agentmesh/shared';
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import type { StreamSlots } from '../events/stream-slots.js';
 import type { WatchKeeper } from '../events/watch-keeper.js';
+import { IdempotencyKeyHeader, idempotencyKeyOf } from '../invocations/idempotency-key.js';
 import type { InvocationService } from '../invocations/invocation-service.js';
 import type { MeshState } from '../mesh-state.js';
 import { AllowedMethods } from '../setup/allowed-methods.js';
@@ -39,6 +40,13 @@ interface ChatBody {
 const DEADLINE_GRACE_MS = 10_000;
 
 const TAGS = ['openai-compatible'];
+const CHAT_IDEMPOTENCY_KEY = {
+  ...IdempotencyKeyHeader,
+  description:
+    'Header `Idempotency-Key` (optional): the same key for the same model (agent) with the same API key answers ' +
+    'the same invocation, and so the same completion, never a second run; with another input or history it ' +
+    'answers 422 `idempotency_key_reused`. Keys are kept for MESH_RETENTION_SECONDS; 1 to 255 printable ASCII characters.',
+};
 const NOT_PUBLISHED = openAiErrorResponse('`unavailable`: the tool catalogue has not been published yet.');
 const FORBIDDEN = openAiErrorResponse('`forbidden`: this API key may not use the agent.');
 const NOT_FOUND = openAiErrorResponse(
@@ -153,6 +161,7 @@ export const openAiRoutes: FastifyPluginAsync<OpenAiRoutesOptions> = async (app,
           'one `chat.completion` whose content is the output; with it, Server-Sent `chat.completion.chunk` ' +
           "events of the text as the agent writes it, then `data: [DONE]`. Usage is the whole tree's.",
         body: ChatCompletionRequest,
+        headers: { type: 'object', properties: { 'Idempotency-Key': CHAT_IDEMPOTENCY_KEY } },
         response: {
           200: {
             description:
@@ -163,7 +172,7 @@ export const openAiRoutes: FastifyPluginAsync<OpenAiRoutesOptions> = async (app,
             },
           },
           400: openAiErrorResponse(
-            '`invalid_input` (the body, or a last message that is not a user message with the input) or `invalid_json`.',
+            '`invalid_input` (the body, a last message that is not a user message with the input, or the Idempotency-Key) or `invalid_json`.',
           ),
           403: FORBIDDEN,
           404: NOT_FOUND,
@@ -171,7 +180,7 @@ export const openAiRoutes: FastifyPluginAsync<OpenAiRoutesOptions> = async (app,
           413: openAiErrorResponse('`payload_too_large`: the body is over the limit (1 MiB by default).'),
           415: openAiErrorResponse('`unsupported_media_type`: only application/json bodies are accepted.'),
           422: openAiErrorResponse(
-            "The agent's invocation failed with the mesh's code (`budget_exceeded`, `max_iterations_exceeded`, `invalid_output`…).",
+            "`idempotency_key_reused` (the Idempotency-Key came before with another input or history), or the agent's invocation failed with the mesh's code (`budget_exceeded`, `max_iterations_exceeded`, `invalid_output`…).",
           ),
           429: openAiErrorResponse(
             '`too_many_streams` (with `stream: true`): as many streams are open as allowed.',
@@ -196,6 +205,8 @@ export const openAiRoutes: FastifyPluginAsync<OpenAiRoutesOptions> = async (app,
       const timeoutMs = opts.defaultTimeoutSeconds * 1000;
       const traceparent = typeof req.headers.traceparent === 'string' ? req.headers.traceparent : undefined;
       const owner = req.meshCaller.owner;
+      // As invoke's (docs/reference/rest-api.md): a repeated key answers the invocation it started.
+      const idempotencyKey = idempotencyKeyOf(req.headers);
       if (body.stream === true) {
         const deps = { ...opts, heartbeatMs: opts.heartbeatMs ?? 15_000, open };
         const includeUsage = body.stream_options?.include_usage === true;
@@ -203,6 +214,7 @@ export const openAiRoutes: FastifyPluginAsync<OpenAiRoutesOptions> = async (app,
           timeoutMs,
           owner,
           traceparent,
+          idempotencyKey,
           includeUsage,
         });
       }
@@ -217,6 +229,7 @@ export const openAiRoutes: FastifyPluginAsync<OpenAiRoutesOptions> = async (app,
         signal: abort.signal,
         owner,
         traceparent,
+        idempotencyKey,
         history: chat.history,
       });
       if (view.status === 'succeeded') return chatCompletion(view);

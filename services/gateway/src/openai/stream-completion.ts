@@ -38,7 +38,9 @@ export async function streamCompletion(
   reply: FastifyReply,
   agent: AgentPlan,
   chat: ChatInput,
-  opts: Pick<StartOptions, 'timeoutMs' | 'owner' | 'traceparent'> & { includeUsage: boolean },
+  opts: Pick<StartOptions, 'timeoutMs' | 'owner' | 'traceparent' | 'idempotencyKey'> & {
+    includeUsage: boolean;
+  },
 ): Promise<void> {
   const release = deps.slots.acquire(req.meshCaller.owner);
   let view: InvocationView;

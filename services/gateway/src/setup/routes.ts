@@ -81,8 +81,7 @@ export async function registerRoutes(
     keys,
     waitSeconds: opts.mcpWaitSeconds ?? 300,
     defaultTimeoutSeconds: opts.defaultTimeoutSeconds,
-    streams: streaming.streams,
-    watches: streaming.watches,
+    streaming,
   });
   await app.register(a2aRoutes, {
     mesh,
