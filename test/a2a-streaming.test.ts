@@ -4,8 +4,9 @@
 import { type StreamResponse, TaskState } from '@a2a-js/sdk';
 import { ClientFactory, JsonRpcTransportFactory } from '@a2a-js/sdk/client';
 import t from 'tap';
+import { assemble, type Chunk, checkChunkedAnswer } from './support/a2a-chunks.js';
 import { a2aPart, a2aSend } from './support/a2a-message.js';
-import { brokenAttempt, deltaChunk, isFirstAttempt } from './support/broken-stream.js';
+import { brokenAttempt, deltaChunk, isFirstAttempt, stalledReply } from './support/broken-stream.js';
 import { type FakeScript, sseEvent } from './support/fake-model.js';
 import { startMesh } from './support/mesh.js';
 
@@ -44,13 +45,7 @@ const script: FakeScript = (r) => {
       };
     case 'stuck':
       // Sends nothing more after its first words, until the test cancels the task.
-      return {
-        sse: [
-          sseEvent(deltaChunk({ role: 'assistant', content: '' })),
-          sseEvent(deltaChunk({ content: 'thinking' })),
-        ],
-        stall: true,
-      };
+      return stalledReply('thinking');
     case 'teller':
       // Pieces far enough apart that each is a delta of its own (MESH_DELTA_FLUSH_MS is 25).
       return { final: ANSWER, chunks: 6, chunkDelayMs: 150 };
@@ -67,17 +62,6 @@ const connect = (agent: string) =>
     `${base}/a2a/${agent}/.well-known/agent-card.json`,
     '',
   );
-
-interface Chunk {
-  text: string;
-  append: boolean;
-  lastChunk: boolean;
-  /** The invocation's status when the client got the chunk. */
-  status: string;
-}
-
-/** The artifact's text as a client assembles it: `append` adds, else it replaces. */
-const assemble = (chunks: Chunk[]) => chunks.reduce((s, c) => (c.append ? s + c.text : c.text), '');
 
 const textOf = (ev: StreamResponse): string =>
   ev.payload?.$case === 'artifactUpdate'
@@ -106,22 +90,7 @@ t.test("the root's answer comes in chunks as it is written, assembling to the ou
       states.push(p.value.lastChunk ? 'last chunk' : 'chunk');
     }
   }
-  t.ok(chunks.length >= 3, `several chunks (${chunks.length})`);
-  t.equal(chunks[0]!.append, false, 'the first chunk starts the artifact');
-  t.ok(
-    chunks.slice(1).every((c) => c.append),
-    'later chunks append',
-  );
-  t.strictSame(
-    chunks.map((c) => c.lastChunk),
-    [...chunks.slice(1).map(() => false), true],
-    'only the last is the last chunk',
-  );
-  t.ok(
-    chunks.slice(0, -1).some((c) => c.status === 'running'),
-    'chunks came while the invocation was still running',
-  );
-  t.equal(assemble(chunks), ANSWER, 'the assembled artifact is the output');
+  checkChunkedAnswer(t, chunks, ANSWER);
   t.equal(states.at(-1), 'TASK_STATE_COMPLETED');
   t.equal(states.at(-2), 'last chunk', 'the last chunk comes before the final status');
   const task = await client.getTask({ tenant: '', id: taskId, historyLength: undefined });

@@ -3,6 +3,7 @@ import { ClientFactory, JsonRpcTransportFactory } from '@a2a-js/sdk/client';
 import { keyLayout } from '@agentmesh/shared';
 import t from 'tap';
 import { watchRemoteTask } from '../services/agent-runner/src/loop/remote/watch-remote-task.js';
+import { assemble, checkChunkedAnswer } from './support/a2a-chunks.js';
 import { a2aSend } from './support/a2a-message.js';
 import { type FakeScript, toolMessagesOf, turnOf } from './support/fake-model.js';
 import { listenGateway, startMesh } from './support/mesh.js';
@@ -147,10 +148,6 @@ const describe = (event: StreamResponse): string => {
 const textOf = (a: { artifact?: { parts: { content?: { $case: string; value?: unknown } }[] } }) =>
   (a.artifact?.parts ?? []).map((x) => (x.content?.$case === 'text' ? String(x.content.value) : '')).join('');
 
-/** The artifact's text as a client assembles its chunks: `append` adds, else it replaces. */
-const assemble = (chunks: { append: boolean; text: string }[]) =>
-  chunks.reduce((s, c) => (c.append ? s + c.text : c.text), '');
-
 t.test('SubscribeToTask on a second gateway follows a task to completion and its artifact', async (t) => {
   held = gate();
   const task = await start('held');
@@ -226,22 +223,7 @@ t.test(
       });
       order.push(p.value.lastChunk ? 'last chunk' : 'chunk');
     }
-    t.ok(chunks.length >= 3, `several chunks (${chunks.length})`);
-    t.equal(chunks[0]!.append, false, 'the first chunk starts the artifact');
-    t.ok(
-      chunks.slice(1).every((c) => c.append),
-      'later chunks append',
-    );
-    t.strictSame(
-      chunks.map((c) => c.lastChunk),
-      [...chunks.slice(1).map(() => false), true],
-      'only the last is the last chunk',
-    );
-    t.ok(
-      chunks.slice(0, -1).some((c) => c.status === 'running'),
-      'chunks came while the invocation was still running',
-    );
-    t.equal(assemble(chunks), ANSWER, 'the assembled artifact is the output');
+    checkChunkedAnswer(t, chunks, ANSWER);
     t.strictSame(
       order.slice(-2),
       ['last chunk', 'status COMPLETED'],

@@ -5,8 +5,8 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Progress } from '@modelcontextprotocol/sdk/types.js';
 import t, { type Test } from 'tap';
-import { brokenAttempt, deltaChunk, isFirstAttempt } from './support/broken-stream.js';
-import { type FakeScript, sseEvent } from './support/fake-model.js';
+import { brokenAttempt, isFirstAttempt, stalledReply } from './support/broken-stream.js';
+import type { FakeScript } from './support/fake-model.js';
 import { listenGateway, startMesh } from './support/mesh.js';
 import { waitUntil } from './support/wait-until.js';
 
@@ -31,13 +31,7 @@ const script: FakeScript = (r) => {
       return { final: LONG, chunks: 12, chunkDelayMs: 100 };
     case 'stuck':
       // Sends nothing more after its first words, until the test cancels the invocation.
-      return {
-        sse: [
-          sseEvent(deltaChunk({ role: 'assistant', content: '' })),
-          sseEvent(deltaChunk({ content: 'thinking' })),
-        ],
-        stall: true,
-      };
+      return stalledReply('thinking');
     case 'flaky':
       // The first attempt breaks off with an error mid-stream (retried like a 5xx); the retry's
       // deltas start over with `reset: true`.

@@ -34,3 +34,9 @@ export const brokenAttempt = (chunkDelayMs: number): FakeReply & StreamControls 
 
 /** `r` is the first request the fake model got from its agent: the attempt to break. */
 export const isFirstAttempt = (model: FakeModel, r: SeenRequest): boolean => r.n === model.of(r.agent)[0]?.n;
+
+/** A reply that sends its role and `text`, then nothing more: it stalls until the call is aborted. */
+export const stalledReply = (text: string): FakeReply & StreamControls => ({
+  sse: [sseEvent(deltaChunk({ role: 'assistant', content: '' })), sseEvent(deltaChunk({ content: text }))],
+  stall: true,
+});
