@@ -2,10 +2,9 @@
 // make it): which Lua steps one run sends, and who is woken on the done channel. BullMQ's own steps
 // (add, take, complete) are not counted: the take carries ACTIVATE on one server (take-activation).
 import { createHash } from 'node:crypto';
-import { childId, keyLayout, queueName } from '@agentmesh/shared';
+import { keyLayout } from '@agentmesh/shared';
 import * as lua from '@agentmesh/shared/redis';
 import { DONE_MESSAGE_MAX_BYTES } from '@agentmesh/shared/redis';
-import { type MonitoredCommand, monitorRedis } from '@agentmesh/test-support/redis-monitor';
 import type { Redis } from 'ioredis';
 import t, { type Test } from 'tap';
 import { turnOf } from './support/fake-model.js';
@@ -143,64 +142,3 @@ t.test("a delegation's end wakes no gateway: only the root is published on the d
   await new Promise((r) => setTimeout(r, 100));
   t.strictSame(published, [res.json.id]);
 });
-
-t.test(
-  'a child is taken right behind its add (its parent parked behind), its parent right behind its completion, by the runner that made each ready',
-  async (t) => {
-    const mesh = await startMesh(t, { agentsYaml, script, runners: 2 });
-    await mesh.invoke('parent', { prompt: 'warm up' });
-    const monitor = await monitorRedis(mesh.redis.port);
-    const parents = [];
-    for (let i = 0; i < 6; i++) parents.push((await mesh.invoke('parent', { prompt: `go ${i}` })).json);
-    monitor.stop();
-    const waitKey = (agent: string) => `${keyLayout(mesh.prefix).bullPrefix}:${queueName(agent)}:wait`;
-    const isScript = (c?: MonitoredCommand) => /^eval(sha)?$/.test(c?.args[0] ?? '');
-    /** The next step the connection that sent step `i` sent. */
-    const after = (i: number) => monitor.seen.slice(i + 1).find((c) => c.source === monitor.seen[i]!.source);
-    const runnerOf = (v: { calls: { kind: string; callId: string; runner?: string }[] }, callId: string) =>
-      v.calls.find((c) => c.callId === callId)?.runner;
-    for (const p of parents) {
-      t.equal(p.status, 'succeeded');
-      const call = p.calls.find((c: { kind: string }) => c.kind === 'subagent');
-      const child = (await mesh.get(`/invocations/${childId(p.id, call.callId)}`)).json;
-      // The add of the child's job, taken right behind: the next step of its connection takes the job.
-      const add = monitor.seen.findIndex(
-        (c) =>
-          isScript(c) &&
-          c.args.at(-1) === '1' &&
-          c.args.some((a) => a.includes(`"invocationId":"${child.id}"`)),
-      );
-      t.ok(add >= 0, `the child's job was added, taken right behind (${child.id})`);
-      t.ok(
-        isScript(after(add)) && after(add)!.args.includes(waitKey('child')),
-        'the same connection took the child next',
-      );
-      t.equal(
-        runnerOf(child, 't0-model'),
-        runnerOf(p, 't0-model'),
-        'the child ran on the runner of its parent',
-      );
-      // Right behind the take, in the same write: the parent's job parks on its child.
-      const take = monitor.seen.indexOf(after(add)!);
-      t.ok(
-        isScript(after(take)) &&
-          after(take)!.args.includes(waitKey('parent').replace(/wait$/, 'waiting-children')),
-        'the parent’s job parked in the same write',
-      );
-      // The completion of the child's job, with a parent take: the next step takes the parent.
-      const done = monitor.seen.findIndex(
-        (c) => isScript(c) && c.args.includes('agentmesh:parenttake:1') && c.args.includes(child.id),
-      );
-      t.ok(done >= 0, 'the child’s completion carries the parent take');
-      t.ok(
-        isScript(after(done)) && after(done)!.args.includes(waitKey('parent')),
-        'the same connection took the parent next',
-      );
-      t.equal(
-        runnerOf(p, 't1-model'),
-        runnerOf(child, 't0-model'),
-        'the parent resumed on the runner of its child',
-      );
-    }
-  },
-);

@@ -1,7 +1,7 @@
 // The mesh's Lua loaders, and its steps as Redis runs them, for the tests of the .lua files
 // (test/lua-files.test.ts, test/lua-keys.test.ts).
 import { createHash } from 'node:crypto';
-import { bullmqScript, dispatchingAddLua, fastPathLua, takeStepLua } from '@agentmesh/shared/queue/fast-path';
+import { bullmqScript, fastPathLua, takeStepLua } from '@agentmesh/shared/queue/fast-path';
 import { type LuaLoader, meshLua } from '@agentmesh/shared/redis';
 import { modelLua } from '../../services/agent-runner/src/loop/model/concurrency-limited-model.js';
 import { fetchScripts } from '../../services/agent-runner/src/queue/fast-path/fetch-scripts.js';
@@ -45,10 +45,8 @@ export const header = (lua: LuaLoader, name: string) =>
 export const FAST_STEPS: Record<string, string> = {
   take: takeStepLua(),
   finishing: fetchScripts()[1]!.lua,
-  'dispatching-add': dispatchingAddLua(),
   'guarded-add': GUARDED_ADD.lua,
   'guarded-park': GUARDED_PARK.lua,
-  'register-blocked': runnerLua.text('register-blocked'),
   'gone-runner-lease': runnerLua.text('gone-runner-lease'),
   'gone-runner-release': runnerLua.text('gone-runner-release'),
   'reclaim-gone': runnerLua.text('reclaim-gone', {

@@ -114,7 +114,7 @@ const silent = { info() {}, warn() {}, error() {}, debug() {} };
 export const queueFastPath = (): boolean => process.env.MESH_QUEUE_FASTPATH !== 'off';
 
 /**
- * For a test of the fast path itself (its counts, its reclaim, its dispatch): on in this test
+ * For a test of the fast path itself (its counts, its reclaim): on in this test
  * process and every service it starts, whatever mode the run is in.
  */
 export function pinQueueFastPath(): void {
@@ -210,7 +210,6 @@ export async function startMesh(t: Test, opts: MeshOptions): Promise<TestMesh> {
     redisUrl: redis.url,
     redisClusterNodes,
     prefix,
-    queueFastPath: opts.queueFastPath ?? queueFastPath(),
     defaultTimeoutSeconds: 60,
     retentionSeconds: 3600,
     ...(opts.apiKeys === undefined ? {} : { apiKeys: opts.apiKeys }),
@@ -261,7 +260,6 @@ export async function listenGateway(
     config: mesh.config,
     redisUrl: mesh.redis.url,
     prefix: mesh.prefix,
-    queueFastPath: queueFastPath(),
     defaultTimeoutSeconds: 60,
     retentionSeconds: 3600,
     ...extra,

@@ -32,7 +32,6 @@ export * from './json/index.js';
 export {
   type BullQueueKey,
   bullKeys,
-  dispatchKeys,
   type KeyLayout,
   keyLayout,
   queueName,

@@ -139,19 +139,6 @@ export function runnerClientName(keys: KeyLayout, id: string): string {
   return `${keys.prefix}:runner:${id}`.replace(/[^!-~]/g, '_');
 }
 
-/**
- * The keys of the queue fast path's dispatch (docs/architecture/queue-fast-path.md), under a
- * queue's key (BullMQ's prefix and queue, `{p}:agent-x:`, its `toKey('')`).
- */
-export const dispatchKeys = {
-  /** Sorted set: the runners whose worker blocks on the queue now, scored by when that block lapses. */
-  blocked: (queueKey: string) => `${queueKey}blocked`,
-  /** Hash: each such runner's DispatchOffer, as JSON. */
-  offers: (queueKey: string) => `${queueKey}offers`,
-  /** Sorted set a runner's worker blocks on beside the marker: the answers of takes made for it. */
-  inbox: (queueKey: string, runner: string) => `${queueKey}inbox:${runner}`,
-};
-
 /** The keys of a BullMQ queue the fast path's steps name (BullMQ's QueueKeys). */
 export type BullQueueKey =
   | 'stalled'

@@ -25,8 +25,8 @@ export interface ServiceEnv {
   redisClusterNodes: ClusterNodeAddress[] | undefined;
   prefix: string;
   /**
-   * `MESH_QUEUE_FASTPATH` (`on`, the default, or `off`): the queue fast path of the gateway and the
-   * runners; off, they use BullMQ through its public API alone.
+   * `MESH_QUEUE_FASTPATH` (`on`, the default, or `off`): the queue fast path of the runners; off,
+   * they use BullMQ through its public API alone (the gateway always does).
    */
   queueFastPath: boolean;
   gatewayPort: number;

@@ -7,7 +7,7 @@
 // here, before a mesh runs on it.
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { BULLMQ_VERSION, dispatchingAddLua, takeStepLua } from '@agentmesh/shared/queue/fast-path';
+import { BULLMQ_VERSION, takeStepLua } from '@agentmesh/shared/queue/fast-path';
 import { Job, Worker } from 'bullmq';
 import t from 'tap';
 import { fetchScripts } from '../src/queue/fast-path/fetch-scripts.js';
@@ -66,14 +66,11 @@ function tableAnswers(lua: string): string[][] {
  * arguments start right after it), and where the fast path relies on that.
  */
 const STEPS = [
-  // The take: its settings are appended as the last argument (take-activation.ts, trailing-takes.ts,
-  // shared dispatch.ts): ARGV[4].
+  // The take: its settings are appended as the last argument (take-activation.ts): ARGV[4].
   { name: 'moveToActive', keys: 11, argv: 3 },
-  // The completion: FINISH's mark is looked for from ARGV[10] on (finish-in-completion.ts).
+  // The completion that fetches the next job: the take's settings are its last argument, ARGV[10].
   { name: 'moveToFinished', keys: 14, argv: 9 },
-  // The guarded add: ARGV[4] the parent's invocation, ARGV[5] its epoch, ARGV[6] whether a
-  // trailing take follows (guarded-add.ts); the gateway's dispatch mark is the last argument
-  // (shared dispatch.ts).
+  // The guarded add: ARGV[4] the parent's invocation, ARGV[5] its epoch (guarded-add.ts).
   { name: 'addStandardJob', keys: 9, argv: 3 },
   // The guarded park: ARGV[6] the parent's invocation, ARGV[7] its epoch (guarded-park.ts).
   { name: 'moveToWaitingChildren', keys: 7, argv: 5 },
@@ -106,27 +103,9 @@ t.test('the answers the fast path reads or adds to are as it assumes', async (t)
     take.includes('return {rcall("HGETALL", jobKey), jobId, 0, 0}'),
     'a job taken is answered as the fast path changes it',
   );
-  t.ok(take.includes('return {0, 0, 0, 0}'), 'no job is four zeros (the trailing take answers so too)');
-
-  const finish = upstream('moveToFinished', 14);
-  const finishCodes = numericAnswers(finish);
-  t.notOk(
-    finishCodes.has(-9002) || finishCodes.has(-9003),
-    "FINISH's refusals (-9002, -9003) are none of BullMQ's codes",
-  );
-  t.ok(
-    finish.includes(
-      'addJobInTargetList(parentWaitKey, parentMarkerKey, "RPUSH", isParentPausedOrMaxed, parentId)',
-    ),
-    "the parent's move to wait is the line the parent take changes (fetch-scripts.ts)",
-  );
+  t.ok(take.includes('return {0, 0, 0, 0}'), 'no job is four zeros');
 
   const add = upstream('addStandardJob', 9);
-  t.match(
-    add.trimEnd(),
-    /return jobId$/,
-    'the add ends in `return jobId` (shared dispatch.ts, guarded-add.ts)',
-  );
   t.notOk(numericAnswers(add).has(-9001), 'the guard refusal (-9001) is none of the add’s codes');
 
   const park = upstream('moveToWaitingChildren', 7);
@@ -151,31 +130,19 @@ t.test('the answers the fast path reads or adds to are as it assumes', async (t)
 t.test('the changed steps build from this version (no changed line moved)', async (t) => {
   t.doesNotThrow(() => fetchScripts(), 'moveToActive and moveToFinished (fetch-scripts.ts)');
   t.doesNotThrow(() => takeStepLua(), 'the take (shared take-step.ts)');
-  t.doesNotThrow(() => dispatchingAddLua(), 'the dispatching add (shared dispatch.ts)');
 });
 
 t.test("the private members of BullMQ's classes the fast path wraps or calls exist", async (t) => {
   const worker = Worker.prototype as unknown as Record<string, unknown>;
-  // fetch-scripts.ts, early-start.ts, trailing-takes.ts, dispatched-takes.ts
-  for (const member of [
-    'updateDelays',
-    'nextJobFromJobData',
-    'waitForJob',
-    'moveToActive',
-    'processJob',
-    'createJob',
-  ])
+  // fetch-scripts.ts, early-start.ts
+  for (const member of ['updateDelays', 'nextJobFromJobData', 'waitForJob', 'moveToActive', 'processJob'])
     t.type(worker[member], 'function', `Worker#${member}`);
   // The fields they read, as the installed classes' text sets them.
   const text = (file: string) => readFileSync(require.resolve(`bullmq/dist/cjs/classes/${file}`), 'utf8');
   const fields: [file: string, field: string][] = [
     ['worker.js', 'mainLoopQueue'],
     ['worker.js', 'drained'],
-    ['worker.js', 'closing'],
-    ['worker.js', 'running'],
-    ['worker.js', 'paused'],
-    ['worker.js', 'backend'],
-    ['redis-queue-backend.js', 'blockingConnection'],
+    ['job.js', 'backend'],
   ];
   for (const [file, field] of fields)
     t.match(text(file), new RegExp(`this\\.${field}\\b`), `${file} keeps ${field}`);

@@ -60,11 +60,6 @@ export async function buildGateway(opts: GatewayOptions): Promise<Gateway> {
   await Promise.all([redis.connect(), subscriber.connect(), streamReader.connect()]);
   const hub = new EventHub(streamReader, redis);
   hub.start();
-  // With the queue fast path, on one server, a job the gateway adds goes straight to a runner's
-  // worker blocked on its queue (shared queue/fast-path/dispatch.ts); defined before BullMQ's own
-  // add, which then stands aside. Off, the module is not even loaded: BullMQ's add stands.
-  if ((opts.queueFastPath ?? true) && !isRedisCluster(redis))
-    (await import('@agentmesh/shared/queue/fast-path')).defineDispatchingAdd(redis);
   const queues = new Map(
     Object.keys(opts.config.agents).map((name) => [
       name,

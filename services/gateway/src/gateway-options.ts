@@ -11,8 +11,6 @@ export interface GatewayOptions {
   /** A Redis Cluster's seed nodes (`REDIS_CLUSTER_NODES`): used instead of `redisUrl` when set. */
   redisClusterNodes?: readonly ClusterNodeAddress[] | undefined;
   prefix: string;
-  /** The queue fast path (MESH_QUEUE_FASTPATH, default on): false adds jobs with stock BullMQ. */
-  queueFastPath?: boolean;
   defaultTimeoutSeconds: number;
   retentionSeconds: number;
   bodyLimit?: number;

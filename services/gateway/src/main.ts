@@ -27,7 +27,6 @@ try {
     redisUrl: env.redisUrl,
     redisClusterNodes: env.redisClusterNodes,
     prefix: env.prefix,
-    queueFastPath: env.queueFastPath,
     defaultTimeoutSeconds: env.defaultTimeoutSeconds,
     retentionSeconds: env.retentionSeconds,
     apiKeys: env.apiKeys,

@@ -17,29 +17,6 @@ export interface ReactStart {
 /** What the take answers for its job's invocation: ACTIVATE's reply, null when it is gone. */
 export type TakenActivation = unknown[] | null;
 
-/** A worker of this runner that takes a job right behind the step that makes it ready (trailing-takes.ts). */
-export interface TrailingTaker {
-  /** Whether it can take a job now; `freeing` when the caller's own slot frees at once. */
-  canTake(freeing?: boolean): boolean;
-  /** Queues the take on `target` behind its last step; with `only`, of that job alone. */
-  queue(target: object, only?: string): void;
-}
-
-/** The parent a child's completion may move on, and the worker of this runner that takes it right behind. */
-export interface ParentTake {
-  parentId: string;
-  takes: TrailingTaker;
-}
-
-/** The step that completes a job, which a delegation's end rides in (finish-in-completion.ts). */
-export interface JobFinishes {
-  /**
-   * Has FINISH (`args`: its keys, then its arguments) ride in the step that completes job `jobId`;
-   * resolves true when it wrote the end, false when the invocation had ended already.
-   */
-  defer(jobId: string, args: (string | number)[], parentTake?: ParentTake): Promise<boolean>;
-}
-
 /** A delegation's submission as steps/delegate.ts prepared it (submit-with-jobs.ts sends it). */
 export interface Submission {
   job: Job;

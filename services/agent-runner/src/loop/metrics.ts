@@ -96,12 +96,6 @@ export function runnerMetrics() {
       help: 'Jobs this runner moved back to their queues because the runner holding them had no Redis connection left.',
       registers: [registry],
     }),
-    dispatchedJobs: new Counter({
-      name: 'mesh_dispatched_jobs_total',
-      help: 'Jobs the adds that queued them dispatched to this runner while it blocked on their queue, taken for it in the add.',
-      labelNames: ['agent'],
-      registers: [registry],
-    }),
   };
 }
 

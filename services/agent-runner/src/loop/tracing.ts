@@ -67,11 +67,6 @@ export function inInvocationTrace(
 }
 
 /** Records the invocation's `invoke_agent` span; called once, by the activation that ended it. */
-/** `fn`, to run later in the context active now (the activation's span and job: log lines, the end). */
-export function inActiveContext<A extends unknown[], R>(fn: (...args: A) => R): (...args: A) => R {
-  return otel.context.bind(otel.context.active(), fn);
-}
-
 export function recordInvocationEnd(end: InvocationEnd): void {
   if (!tracingOn()) return;
   const data = otel.context.active().getValue(ACTIVATION_JOB) as JobData | undefined;

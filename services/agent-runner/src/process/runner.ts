@@ -147,7 +147,6 @@ export async function buildRunner(opts: RunnerOptions): Promise<Runner> {
     codeAgents: opts.codeAgents ?? {},
     store: new ActivationStore(redis, meshScripts(redis), keys, opts.retentionSeconds),
     queues,
-    ...(fastPath ? { trailingTakes: fastPath.trailingTakes } : {}),
     models,
     deltas: new DeltaOutlet(
       redis,
@@ -170,7 +169,7 @@ export async function buildRunner(opts: RunnerOptions): Promise<Runner> {
     log: opts.log,
   };
   if (fastPath) {
-    const deps = { store: ctx.store, queues, trailingTakes: fastPath.trailingTakes };
+    const deps = { store: ctx.store, queues };
     ctx.submitWithJobs = (sub) => fastPath.submitWithJobs(deps, sub);
   }
 
@@ -245,8 +244,6 @@ export async function buildRunner(opts: RunnerOptions): Promise<Runner> {
     stopWatchdog();
     await goneRunners?.stop();
     const draining = drainWorkers([...workers.values()], cancels.inFlight, opts.drainMs ?? DEFAULT_DRAIN_MS);
-    // Closing, the workers register no more blocks: no add dispatches a job to this runner from now on.
-    if (fastPath) await fastPath.withdrawDispatches(redis, [...workers.values()], id).catch(() => undefined);
     const drained = await draining;
     if (!drained) {
       opts.log.warn(

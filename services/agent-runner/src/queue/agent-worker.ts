@@ -81,7 +81,6 @@ export function startAgentWorker(name: string, ctx: RunnerContext, s: WorkerSett
         token,
         cancel.signal,
         taken === undefined ? undefined : { reply: taken, late: waited },
-        fast?.finishes,
       );
     } catch (e) {
       // The last attempt of a system fault: its invocation ends before BullMQ fails the job, so
@@ -106,7 +105,6 @@ export function startAgentWorker(name: string, ctx: RunnerContext, s: WorkerSett
       processor,
       slots,
       keys: s.keys,
-      lockDurationMs: s.lockDurationMs,
     });
     worker = fast.worker;
   } else {

@@ -1,6 +1,5 @@
--- meshFinish(KEYS, ARGV): the finish step as a function (its keys and arguments as tables), so that
--- the runner's step completing a delegation's job can end its invocation first, in the same step
--- (queue fast path: finish-prelude.lua). See finish.lua for its arguments and reply.
+-- meshFinish(KEYS, ARGV): the finish step as a function (its keys and arguments as tables). See
+-- finish.lua for its arguments and reply.
 --- @include "status-event"
 --- @include "write-record"
 --- @include "is-terminal"

@@ -6,10 +6,8 @@
  * one Redis server: with it off, no BullMQ step is read, changed or defined by the mesh.
  */
 export { BULLMQ_VERSION, type BullScript, bullmqScript } from './bullmq-script.js';
-export { type DispatchOffer, defineDispatchingAdd, dispatchingAddLua } from './dispatch.js';
 export {
   changeScript,
-  DISPATCH_MARK,
   fastPathLua,
   MOVE_TO_ACTIVE,
   MOVE_TO_ACTIVE_KEYS,

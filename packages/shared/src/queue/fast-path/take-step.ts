@@ -1,16 +1,9 @@
 import path from 'node:path';
-import { dispatchKeys } from '../../keys.js';
 import { meshLua } from '../../store/lua-steps.js';
 import { BULLMQ_VERSION, type BullScript, bullmqScript } from './bullmq-script.js';
 
 /** Starts the last argument of a take step that activates the job's invocation (take-activation.ts). */
 export const TAKE_MARK = 'agentmesh:take:1:';
-
-/** Starts the last argument of an add that may dispatch its job to a blocked worker (dispatch.ts). */
-export const DISPATCH_MARK = 'agentmesh:dispatch:1:';
-
-/** How long a dispatched job's answer waits in a worker's inbox before it expires, ms. */
-const INBOX_TTL_MS = 60_000;
 
 /** The suffixes of the queue's key that are moveToActive's keys, in its order. */
 export const MOVE_TO_ACTIVE_KEYS = [
@@ -33,11 +26,7 @@ export const MOVE_TO_ACTIVE_KEYS = [
  */
 export const fastPathLua = meshLua.extend(path.join(import.meta.dirname, 'lua'), {
   TAKE_MARK,
-  DISPATCH_MARK,
-  INBOX_TTL_MS,
   MOVE_TO_ACTIVE_KEYS,
-  BLOCKED_SUFFIX: dispatchKeys.blocked(''),
-  OFFERS_SUFFIX: dispatchKeys.offers(''),
 });
 
 /** Lua put ahead of BullMQ's take steps: the activation of the job taken (lua/take-prelude.lua). */

@@ -9,7 +9,7 @@ import type { Outcome } from '@agentmesh/shared/redis';
 import { agentLabel } from '../metrics.js';
 import { settleRunnerSession } from '../sessions/settle-runner-session.js';
 import type { Activation } from '../store/activation-store.js';
-import { inActiveContext, recordInvocationEnd } from '../tracing.js';
+import { recordInvocationEnd } from '../tracing.js';
 import type { RunnerContext } from './runner-context.js';
 
 /**
@@ -43,35 +43,19 @@ export async function finishFailed(
   return end(ctx, activation, { status, error });
 }
 
-/**
- * Writes the end once; when this step wrote it, counts, logs and traces it. A delegation's end
- * rides in the step that completes its job when it can (Activation.finishWithJob): that step
- * follows the activation's return, so what follows the write waits for its reply, in the
- * activation's context.
- */
+/** Writes the end once; when this step wrote it, counts, logs and traces it. */
 async function end(ctx: RunnerContext, activation: Activation, outcome: Outcome): Promise<void> {
   const s = activation.state;
   // What was written, which is not always what was asked: a root cancelled because its tree's
   // budget ran out ends failed with budget_exceeded, and its line, counter and span say so.
-  const ended = (written: Outcome | undefined) => {
-    if (!written) return;
+  const written = await ctx.store.finish(s, activation.epoch, outcome, activation);
+  if (written) {
     const error = written.status === 'succeeded' ? undefined : written.error;
     countEnd(ctx, activation, written.status);
     observeDelegation(ctx, activation, written.status);
     logFinished(ctx, activation, written.status, error);
     recordInvocationEnd({ ...s, status: written.status, ...(error ? { error } : {}) });
-  };
-  if (activation.finishWithJob && s.parentId && (activation.pending?.length ?? 0) <= 1) {
-    const step = ctx.store.finishStep(s, activation.epoch, outcome, activation);
-    void activation.finishWithJob(step).then(
-      inActiveContext((written: boolean) => ended(written ? outcome : undefined)),
-      inActiveContext((e: Error) =>
-        ctx.log.warn({ agent: s.agent, invocationId: s.id, rootId: s.rootId }, e.message),
-      ),
-    );
-    return; // a child has no session to settle
   }
-  ended(await ctx.store.finish(s, activation.epoch, outcome, activation));
   // Also when another step finished it first: settling a session is idempotent (docs/guides/sessions.md).
   await settleRunnerSession(ctx, s);
 }

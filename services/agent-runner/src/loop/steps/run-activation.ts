@@ -7,7 +7,7 @@ import {
   modelCallId,
 } from '@agentmesh/shared';
 import { type Job, UnrecoverableError } from 'bullmq';
-import type { JobFinishes, ReactStart, TakenActivation } from '../fast-path-ports.js';
+import type { ReactStart, TakenActivation } from '../fast-path-ports.js';
 import { logSystemFault, RequeueError } from '../job-errors.js';
 import { agentLabel } from '../metrics.js';
 import { cancelRemoteTask, runRemoteAgent } from '../remote/run-remote-agent.js';
@@ -27,8 +27,7 @@ import type { RunnerContext } from './runner-context.js';
  * its children (then the worker slot is released by throwing WaitingChildrenError, and any runner
  * resumes it later). Cancellation, fencing and requeueing end every kind of agent the same way.
  * `taken` is the activation the take of the job made already (take-activation.ts), if it did;
- * `late` when the job then waited for a slot. With `finishes`, the step completing the job can
- * end a delegation's invocation too (finish-in-completion.ts).
+ * `late` when the job then waited for a slot.
  */
 export async function runActivation(
   ctx: RunnerContext,
@@ -36,7 +35,6 @@ export async function runActivation(
   token: string,
   signal: AbortSignal,
   taken?: { reply: TakenActivation; late: boolean },
-  finishes?: JobFinishes,
 ): Promise<void> {
   const data = job.data;
   if (data?.v !== 1)
@@ -44,7 +42,7 @@ export async function runActivation(
   // Inside its `activation` span: every call and log line of it hangs there (docs/reference/traces.md), the line
   // of a system fault included (the worker then settles the job: settleJobError).
   return traceActivation(data, ctx.runnerId, () =>
-    activate(ctx, job, data, token, signal, taken, finishes).catch((e: unknown) => {
+    activate(ctx, job, data, token, signal, taken).catch((e: unknown) => {
       logSystemFault(e, job, ctx.log);
       throw e;
     }),
@@ -58,7 +56,6 @@ async function activate(
   token: string,
   signal: AbortSignal,
   taken: { reply: TakenActivation; late: boolean } | undefined,
-  finishes: JobFinishes | undefined,
 ): Promise<void> {
   const activation =
     taken === undefined
@@ -69,13 +66,6 @@ async function activate(
   // checked right before the call, as always (docs/architecture/durability-and-fencing.md).
   if (activation && taken?.late) activation.prestarted = undefined;
   if (!activation) return; // gone: nothing to do
-  if (finishes) {
-    // The parent this child's completion moves on goes to this runner, if it hosts the parent.
-    const parentId = job.parent?.id;
-    const takes = parentId ? ctx.trailingTakes?.get(activation.state.parentAgent ?? '') : undefined;
-    const parentTake = takes && parentId ? { parentId, takes } : undefined;
-    activation.finishWithJob = (step) => finishes.defer(job.id!, step, parentTake);
-  }
   // Terminal already: only its session may still need to advance (its runner died before it).
   if (activation.epoch === 0) return settleRunnerSession(ctx, activation.state);
   await ctx.store.readTexts(activation);

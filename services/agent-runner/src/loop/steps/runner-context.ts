@@ -11,7 +11,7 @@ import {
 import type { SessionStore } from '@agentmesh/shared/redis';
 import type { Queue } from 'bullmq';
 import type { DeltaOutlet } from '../deltas/delta-outlet.js';
-import type { Submission, TrailingTaker } from '../fast-path-ports.js';
+import type { Submission } from '../fast-path-ports.js';
 import type { RunnerMetrics } from '../metrics.js';
 import type { ChatModel } from '../model/chat-model.js';
 import type { RemoteAgents } from '../remote/remote-agents.js';
@@ -64,11 +64,6 @@ export interface RunnerContext {
   store: ActivationStore;
   /** The queue of every agent (children go to theirs), by agent name. */
   queues: Map<string, Queue>;
-  /**
-   * The workers of this runner that take a job right behind its add, by agent name (on one Redis
-   * server, with activation in the take): a delegation's first child is taken by its own runner.
-   */
-  trailingTakes?: Map<string, TrailingTaker>;
   /**
    * With the queue fast path (MESH_QUEUE_FASTPATH on, one server): submits a delegation's children
    * with their jobs in the same writes (queue/fast-path/submit-with-jobs.ts). Resolves with

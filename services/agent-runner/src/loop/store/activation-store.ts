@@ -241,7 +241,7 @@ export class ActivationStore {
    * FINISH's keys and arguments. The usual end has one model reply pending: FINISH writes it itself
    * (one Lua step, no pipeline), and it is no longer pending.
    */
-  finishStep(
+  private finishStep(
     s: InvocationState,
     epoch: number | undefined,
     outcome: Outcome,

@@ -20,12 +20,6 @@ export interface Activation {
   prestarted?: string;
   /** Deferred call records (`record(…, {defer: true})`): they go out ahead of the next write. */
   pending?: PendingRecord[];
-  /**
-   * Set when the step that completes the activation's job can end its invocation first
-   * (finish-in-completion.ts): FINISH's keys and arguments then wait for it. Resolves true when
-   * written, false when the invocation had ended; rejects with FencedOutError.
-   */
-  finishWithJob?: (finishStep: (string | number)[]) => Promise<boolean>;
 }
 
 /** A finished call record kept back to travel in the same round trip as the activation's next write. */

@@ -14,7 +14,7 @@ export interface SubmitOptions {
    * Queues more steps on the pipeline after the submissions of the children `callIds` (their
    * jobs), given the key of the invocation's hash (which holds its epoch); `last` for the last
    * write (which has the park). Returns how many; a step queued after those answers to its own
-   * callback (a trailing take: queue/fast-path/trailing-takes.ts).
+   * callback (the park: queue/fast-path/guarded-park.ts).
    */
   behind?: (
     pipeline: object,

@@ -4,27 +4,15 @@ import {
   bullmqScript,
   changeScript,
   MOVE_TO_ACTIVE,
-  type ScriptChange,
   TAKE_CHANGES,
   TAKE_PRELUDE,
 } from '@agentmesh/shared/queue/fast-path';
 import type { Job, Worker } from 'bullmq';
-import { FINISH_PRELUDE } from './finish-in-completion.js';
-import { runnerLua } from './runner-lua.js';
 
 export type { BullScript } from '@agentmesh/shared/queue/fast-path';
 
 const FINISHING = bullmqScript('moveToFinished', 14);
 const SCRIPTS: BullScript[] = [MOVE_TO_ACTIVE, FINISHING];
-
-// The change in moveToFinished alone, where a job's completion moves its parent to the wait list:
-// no marker for a parent the completing runner takes itself (lua/finish-parent-marker.lua).
-const FINISHING_CHANGES: ScriptChange[] = [
-  [
-    'addJobInTargetList(parentWaitKey, parentMarkerKey, "RPUSH", isParentPausedOrMaxed, parentId)',
-    runnerLua.text('finish-parent-marker').trimEnd(),
-  ],
-];
 
 /**
  * BullMQ's two steps that take a job (moveToActive, and moveToFinished when it fetches the next),
@@ -32,8 +20,6 @@ const FINISHING_CHANGES: ScriptChange[] = [
  * only when another job waits, the answer says when none does, and on one server the job's
  * invocation is activated in the same step (take-activation.ts). A worker that takes the hint
  * (takeFetchHints) blocks on the marker at once instead of fetching again to find the queue empty.
- * moveToFinished may also end the finished job's invocation first, and leave the parent it moves on
- * without a marker when the completing runner takes it right behind (finish-in-completion.ts).
  * The scripts are BullMQ's own text, read from the installed package, so they stay in step with
  * its job format; a BullMQ whose text no longer holds the lines changed is refused at start.
  */
@@ -41,11 +27,10 @@ export function fetchScripts(
   scripts: readonly BullScript[] = SCRIPTS,
 ): { name: string; numberOfKeys: number; lua: string }[] {
   return scripts.map((s) => {
-    const finishing = s.name === FINISHING.name;
     const lua = changeScript(
       s.name,
-      TAKE_PRELUDE + (finishing ? FINISH_PRELUDE : '') + s.content,
-      finishing ? [...TAKE_CHANGES, ...FINISHING_CHANGES] : TAKE_CHANGES,
+      TAKE_PRELUDE + s.content,
+      TAKE_CHANGES,
       'services/agent-runner/src/queue/fast-path/fetch-scripts.ts',
     );
     return { name: `${s.name}:${BULLMQ_VERSION}`, numberOfKeys: s.keys, lua };
@@ -57,35 +42,13 @@ let changed: ReturnType<typeof fetchScripts> | undefined;
 /** The names under which the changed steps are defined (BullMQ's, with its version). */
 export const FETCH_COMMANDS: readonly string[] = SCRIPTS.map((s) => `${s.name}:${BULLMQ_VERSION}`);
 
-/** The changed step that completes a job (FINISH may run in it first: finish-in-completion.ts), and its keys. */
-export const COMPLETE_COMMAND = { name: `${FINISHING.name}:${BULLMQ_VERSION}`, keys: FINISHING.keys };
-
-/**
- * The changed take under a name of the mesh's own: a trailing take (trailing-takes.ts), which no
- * worker's wrapping of BullMQ's names (take-activation.ts) reaches.
- */
-export const TRAILING_TAKE = 'mesh_trailingTake';
-
-/**
- * Registers the changed steps on a worker's connection, where BullMQ then finds them defined, and
- * the take once more as TRAILING_TAKE.
- */
+/** Registers the changed steps on a worker's connection, where BullMQ then finds them defined. */
 export function defineFetchScripts(client: {
   defineCommand(name: string, definition: { numberOfKeys: number; lua: string }): void;
 }): void {
   // Changed once per process, however many workers (one per hosted agent) register them.
   changed ??= fetchScripts();
   for (const s of changed) client.defineCommand(s.name, { numberOfKeys: s.numberOfKeys, lua: s.lua });
-  defineTrailingTake(client);
-}
-
-/** Registers TRAILING_TAKE alone (the store's connection needs no more of BullMQ's steps). */
-export function defineTrailingTake(client: {
-  defineCommand(name: string, definition: { numberOfKeys: number; lua: string }): void;
-}): void {
-  changed ??= fetchScripts();
-  const take = changed[0]!;
-  client.defineCommand(TRAILING_TAKE, { numberOfKeys: take.numberOfKeys, lua: take.lua });
 }
 
 /** The parts of a BullMQ 6 worker that a fetch goes through (private in its types). */

@@ -16,12 +16,6 @@ const COMMAND = 'mesh_addChildJob';
  * pipeline that creates the children, right behind it, the job can then never outlive a
  * submission another activation fenced out, as it could not when it was added after the
  * submission's reply: that reply is one round trip less before a runner takes the child.
- *
- * With ARGV[6] = '1' the submitting runner takes the job itself in the next step of the same
- * write (a trailing take, trailing-takes.ts): when the job is the only one waiting, the queue's marker the add
- * set is taken away again, so no worker wakes to find the queue empty. (Redis serves a blocked
- * pop after each step, so this must be the add's own step.) Were that take never to run, the job
- * waits for a worker's next fetch, at most its block's timeout away.
  */
 export const GUARDED_ADD = {
   numberOfKeys: ADD.keys,
@@ -38,8 +32,7 @@ export function defineGuardedAdd(client: {
 /**
  * Queues the jobs on `pipeline` (of a connection defineGuardedAdd registered on), each guarded by
  * the parent's epoch; returns how many. BullMQ builds each job's arguments as its own add would
- * (Job.addJob), and the pipeline stands in for its client. The job `trailed` is taken by this
- * runner in the step queued right behind it (trailing-takes.ts).
+ * (Job.addJob), and the pipeline stands in for its client.
  */
 export function queueChildJobs(
   pipeline: object,
@@ -47,20 +40,17 @@ export function queueChildJobs(
   jobs: ChildJob[],
   activation: Activation,
   parentInv: string,
-  trailed?: string,
 ): number {
   const send = (pipeline as Record<string, (args: unknown[]) => unknown>)[COMMAND];
   if (typeof send !== 'function') throw new Error(`${COMMAND} is not defined on the store's connection`);
-  let trailing: string[] = [];
   const client = {
     runCommand(name: string, args: unknown[]) {
       if (name !== `addStandardJob:${BULLMQ_VERSION}`)
         throw new Error(`a child job is added as a standard job, not by ${name}`);
-      send.call(pipeline, [...args, parentInv, String(activation.epoch), ...trailing]);
+      send.call(pipeline, [...args, parentInv, String(activation.epoch)]);
     },
   };
   for (const { name, data, opts } of jobs) {
-    trailing = opts.jobId === trailed ? ['1'] : [];
     const job = new Job(queues.get(name)!, name, data, opts, opts.jobId);
     const parentOpts = {
       parentKey: job.parentKey,

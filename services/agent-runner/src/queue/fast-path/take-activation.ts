@@ -70,20 +70,10 @@ export class TakenActivations {
     }
   }
 
-  /** The settings before the clock: what a dispatching add appends the times to (dispatched-takes.ts). */
-  offerHead(): string {
+  /** The last argument that makes a take step at time `now` activate (once attached). */
+  settings(now: number): string {
     if (this.head === undefined) throw new Error('the takes are not attached to a connection');
-    return this.head;
-  }
-
-  /**
-   * The last argument that makes a take step at time `now` activate (once attached); with `only`,
-   * the step takes that job alone, and only when it is the next to be taken.
-   */
-  settings(now: number, only?: string): string {
-    if (this.head === undefined) throw new Error('the takes are not attached to a connection');
-    const one = only === undefined ? '' : `,"only":${JSON.stringify(only)}`;
-    return `${this.head}${now}","nowIso":"${new Date(now).toISOString()}"${one}}`;
+    return `${this.head}${now}","nowIso":"${new Date(now).toISOString()}"}`;
   }
 
   /** Whether the take of job `jobId` activated its invocation (not yet taken by its processor). */

@@ -5,13 +5,11 @@
 -- left to the processor (which refuses it), as is every take whose settings are absent. A failure
 -- inside activate answers {'error', message}: the processor fails as activate would.
 -- KEYS, ARGV: BullMQ's moveToActive's, then the settings (TAKE_MARK and JSON: now, nowIso, runner,
--- agent, keys as prefix/suffix parts, react, only).
+-- agent, keys as prefix/suffix parts, react).
 --- @include "activate-function"
 --- @include "marked-settings"
 --- @const TAKE_MARK
 local meshTake = markedSettings(ARGV, TAKE_MARK)
--- A trailing take of one job only (trailing-takes.ts): none unless that job is the next to be taken.
-if meshTake and meshTake.only and redis.call('LINDEX', KEYS[1], -1) ~= meshTake.only then return {0, 0, 0, 0} end
 local function meshKey(parts, root, id)
   local key = parts[1] .. root .. parts[2]
   if parts[3] then key = key .. id .. parts[3] end

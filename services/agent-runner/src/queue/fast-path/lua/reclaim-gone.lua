@@ -3,18 +3,12 @@
 -- job's `pb`, written in the step that sets its lock) lose their lock and join the stalled set, and
 -- the check's throttle key goes, so the check that follows moves them back to wait now, exactly as
 -- it would once their locks had lapsed: stalled count, failure past maxStalledCount, marker and
--- `stalled` event are BullMQ's. When the runner holds none, BullMQ's check does not run. The gone
--- runner also leaves the queue's blocked workers and their offers (dispatching-add.lua), so no add
--- dispatches a job to it.
+-- `stalled` event are BullMQ's. When the runner holds none, BullMQ's check does not run.
 -- KEYS: moveStalledJobsToWait's (stalled, wait, active, stalled-check, ...).
 -- ARGV: moveStalledJobsToWait's 1-4 (ARGV[2] the queue's key), then the gone runner's name.
 -- Returns the ids of the jobs moved back to wait.
---- @const BLOCKED_SUFFIX
---- @const OFFERS_SUFFIX
 --- @const LOCK_SUFFIX
 local meshGone = ARGV[5]
-redis.call("ZREM", ARGV[2] .. BLOCKED_SUFFIX, meshGone)
-redis.call("HDEL", ARGV[2] .. OFFERS_SUFFIX, meshGone)
 local meshFound = 0
 for _, meshJobId in ipairs(redis.call("LRANGE", KEYS[3], 0, -1)) do
   local meshJobKey = ARGV[2] .. meshJobId
