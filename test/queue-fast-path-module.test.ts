@@ -1,6 +1,5 @@
 // The queue fast path is one module (docs/architecture/queue-fast-path.md): the runner's
-// services/agent-runner/src/queue/fast-path, built on the shared packages/shared/src/queue/
-// fast-path. Outside those folders, source code names them only in type-only imports (erased when
+// services/agent-runner/src/queue/fast-path. Outside that folder, source code names them only in type-only imports (erased when
 // compiled) and in the one dynamic import of the runner's entry point, so with
 // MESH_QUEUE_FASTPATH=off none of it is loaded, and the gateway never loads it; and nothing
 // outside them reads BullMQ's Lua.
@@ -10,7 +9,7 @@ import { fileURLToPath } from 'node:url';
 import t from 'tap';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
-const FAST_PATH = ['services/agent-runner/src/queue/fast-path/', 'packages/shared/src/queue/fast-path/'];
+const FAST_PATH = ['services/agent-runner/src/queue/fast-path/'];
 
 function sources(dir: string): string[] {
   return readdirSync(dir).flatMap((name) => {

@@ -1,13 +1,14 @@
 // The mesh's Lua loaders, and its steps as Redis runs them, for the tests of the .lua files
 // (test/lua-files.test.ts, test/lua-keys.test.ts).
 import { createHash } from 'node:crypto';
-import { bullmqScript, fastPathLua, takeStepLua } from '@agentmesh/shared/queue/fast-path';
 import { type LuaLoader, meshLua } from '@agentmesh/shared/redis';
 import { modelLua } from '../../services/agent-runner/src/loop/model/concurrency-limited-model.js';
+import { bullmqScript } from '../../services/agent-runner/src/queue/fast-path/bullmq-script.js';
 import { fetchScripts } from '../../services/agent-runner/src/queue/fast-path/fetch-scripts.js';
 import { GUARDED_ADD } from '../../services/agent-runner/src/queue/fast-path/guarded-add.js';
 import { GUARDED_PARK } from '../../services/agent-runner/src/queue/fast-path/guarded-park.js';
 import { runnerLua } from '../../services/agent-runner/src/queue/fast-path/runner-lua.js';
+import { takeStepLua } from '../../services/agent-runner/src/queue/fast-path/take-step.js';
 import { outcomeLua } from '../../services/tool-host/src/idempotency/outcome-store.js';
 
 /** A script's hash as Redis names it; `latin1` for MONITOR's text, one char per byte sent. */
@@ -26,7 +27,6 @@ export const PLAIN: [string, LuaLoader][] = [
 
 /** The loaders of the fast path's Lua, which goes into BullMQ's steps. */
 export const FAST_PATH: [string, LuaLoader][] = [
-  ['packages/shared/src/queue/fast-path/lua', fastPathLua],
   ['services/agent-runner/src/queue/fast-path/lua', runnerLua],
 ];
 

@@ -1,7 +1,7 @@
 // The pure core of agentmesh: schemas, config, the plan, normalization, decisions, errors, the key
 // layout. No Redis client is reachable from here (packages/shared/test/pure-entry.test.ts reads the
 // imports): what talks to Redis — connections, stores, Lua steps — is @agentmesh/shared/redis
-// (redis-side.ts), and the queue fast path @agentmesh/shared/queue/fast-path.
+// (redis-side.ts).
 export * from './approvals/approval-fields.js';
 export * from './approvals/approval-wire.js';
 export { rejectionText } from './approvals/rejection-text.js';

@@ -7,10 +7,11 @@
 // here, before a mesh runs on it.
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { BULLMQ_VERSION, takeStepLua } from '@agentmesh/shared/queue/fast-path';
 import { Job, Worker } from 'bullmq';
 import t from 'tap';
+import { BULLMQ_VERSION } from '../src/queue/fast-path/bullmq-script.js';
 import { fetchScripts } from '../src/queue/fast-path/fetch-scripts.js';
+import { takeStepLua } from '../src/queue/fast-path/take-step.js';
 
 const require = createRequire(import.meta.url);
 
@@ -129,7 +130,7 @@ t.test('the answers the fast path reads or adds to are as it assumes', async (t)
 
 t.test('the changed steps build from this version (no changed line moved)', async (t) => {
   t.doesNotThrow(() => fetchScripts(), 'moveToActive and moveToFinished (fetch-scripts.ts)');
-  t.doesNotThrow(() => takeStepLua(), 'the take (shared take-step.ts)');
+  t.doesNotThrow(() => takeStepLua(), 'the take (take-step.ts)');
 });
 
 t.test("the private members of BullMQ's classes the fast path wraps or calls exist", async (t) => {

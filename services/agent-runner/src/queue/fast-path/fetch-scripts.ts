@@ -1,15 +1,8 @@
-import {
-  BULLMQ_VERSION,
-  type BullScript,
-  bullmqScript,
-  changeScript,
-  MOVE_TO_ACTIVE,
-  TAKE_CHANGES,
-  TAKE_PRELUDE,
-} from '@agentmesh/shared/queue/fast-path';
 import type { Job, Worker } from 'bullmq';
+import { BULLMQ_VERSION, type BullScript, bullmqScript } from './bullmq-script.js';
+import { changeScript, MOVE_TO_ACTIVE, TAKE_CHANGES, TAKE_PRELUDE } from './take-step.js';
 
-export type { BullScript } from '@agentmesh/shared/queue/fast-path';
+export type { BullScript } from './bullmq-script.js';
 
 const FINISHING = bullmqScript('moveToFinished', 14);
 const SCRIPTS: BullScript[] = [MOVE_TO_ACTIVE, FINISHING];

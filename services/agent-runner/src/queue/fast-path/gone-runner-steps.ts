@@ -1,7 +1,7 @@
 import { type BullQueueKey, bullKeys } from '@agentmesh/shared';
-import { bullmqScript } from '@agentmesh/shared/queue/fast-path';
 import type { Queue } from 'bullmq';
 import type { ChainableCommander, Redis } from 'ioredis';
+import { bullmqScript } from './bullmq-script.js';
 import { runnerLua } from './runner-lua.js';
 
 const STALLED_CHECK = bullmqScript('moveStalledJobsToWait', 9);

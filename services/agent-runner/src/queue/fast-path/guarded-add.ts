@@ -1,8 +1,8 @@
 import { bullKeys } from '@agentmesh/shared';
-import { BULLMQ_VERSION, bullmqScript } from '@agentmesh/shared/queue/fast-path';
 import { Job, type Queue } from 'bullmq';
 import type { ChildJob } from '../../loop/steps/child-jobs.js';
 import { type Activation, FencedOutError } from '../../loop/store/activation-store.js';
+import { BULLMQ_VERSION, bullmqScript } from './bullmq-script.js';
 import { GUARD_FENCED, runnerLua } from './runner-lua.js';
 
 const ADD = bullmqScript('addStandardJob', 9);

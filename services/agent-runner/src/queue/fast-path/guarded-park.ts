@@ -1,6 +1,6 @@
-import { bullmqScript } from '@agentmesh/shared/queue/fast-path';
 import type { Job } from 'bullmq';
 import { type Activation, FencedOutError } from '../../loop/store/activation-store.js';
+import { bullmqScript } from './bullmq-script.js';
 import { GUARD_FENCED, runnerLua } from './runner-lua.js';
 
 const PARK = bullmqScript('moveToWaitingChildren', 7);

@@ -1,9 +1,9 @@
 /**
- * The queue fast path of a runner: every part of it that reaches past BullMQ's public API (its Lua
- * rebuilt, its private Worker and Job members), behind MESH_QUEUE_FASTPATH (default on; see
- * docs/architecture/queue-fast-path.md). process/runner.ts imports this module only when the switch is
- * on and Redis is one server; with it off the runner runs stock BullMQ and none of this is loaded.
- * The BullMQ steps it builds on are read and changed in the shared package's queue/fast-path.
+ * The queue fast path: every part of the mesh that reaches past BullMQ's public API (its Lua read
+ * from the installed package and changed, its private Worker and Job members), behind
+ * MESH_QUEUE_FASTPATH (default on; see docs/architecture/queue-fast-path.md). process/runner.ts
+ * imports this module only when the switch is on and Redis is one server; with it off the runner
+ * runs stock BullMQ and none of this is loaded. The gateway never loads it.
  */
 import type { MeshRedis } from '@agentmesh/shared/redis';
 import { GoneRunnerWatch, type GoneRunnerWatchOptions } from './gone-runners.js';

@@ -1,6 +1,6 @@
 import type { KeyLayout } from '@agentmesh/shared';
-import { TAKE_MARK } from '@agentmesh/shared/queue/fast-path';
 import type { ReactStart, TakenActivation } from '../../loop/fast-path-ports.js';
+import { TAKE_MARK } from './runner-lua.js';
 
 /** What a worker's takes activate with: its agent, its runner, and its agent's first model call. */
 export interface TakeSettings {

@@ -1,36 +1,8 @@
-import path from 'node:path';
-import { meshLua } from '../../store/lua-steps.js';
 import { BULLMQ_VERSION, type BullScript, bullmqScript } from './bullmq-script.js';
-
-/** Starts the last argument of a take step that activates the job's invocation (take-activation.ts). */
-export const TAKE_MARK = 'agentmesh:take:1:';
-
-/** The suffixes of the queue's key that are moveToActive's keys, in its order. */
-export const MOVE_TO_ACTIVE_KEYS = [
-  'wait',
-  'active',
-  'prioritized',
-  'events',
-  'stalled',
-  'limiter',
-  'delayed',
-  'paused',
-  'meta',
-  'pc',
-  'marker',
-] as const;
-
-/**
- * The loader of the fast path's Lua (this folder's lua/, then the mesh's): what the mesh puts
- * into BullMQ's steps, with the constants those files declare.
- */
-export const fastPathLua = meshLua.extend(path.join(import.meta.dirname, 'lua'), {
-  TAKE_MARK,
-  MOVE_TO_ACTIVE_KEYS,
-});
+import { runnerLua } from './runner-lua.js';
 
 /** Lua put ahead of BullMQ's take steps: the activation of the job taken (lua/take-prelude.lua). */
-export const TAKE_PRELUDE = fastPathLua.text('take-prelude');
+export const TAKE_PRELUDE = runnerLua.text('take-prelude');
 
 /** A change of one line of a BullMQ step: the line as BullMQ ships it, and what it becomes. */
 export type ScriptChange = [from: string, to: string];
@@ -50,8 +22,8 @@ export type ScriptChange = [from: string, to: string];
  *   field of the answer, which BullMQ does not read.
  */
 export const TAKE_CHANGES: readonly ScriptChange[] = [
-  ['addBaseMarkerIfNeeded(markerKey, false)', fastPathLua.text('take-marker').trimEnd()],
-  ['return {rcall("HGETALL", jobKey), jobId, 0, 0}', fastPathLua.text('take-answer').trimEnd()],
+  ['addBaseMarkerIfNeeded(markerKey, false)', runnerLua.text('take-marker').trimEnd()],
+  ['return {rcall("HGETALL", jobKey), jobId, 0, 0}', runnerLua.text('take-answer').trimEnd()],
 ];
 
 /**
@@ -87,7 +59,7 @@ export function takeStepLua(): string {
     MOVE_TO_ACTIVE.name,
     TAKE_PRELUDE + MOVE_TO_ACTIVE.content,
     TAKE_CHANGES,
-    'packages/shared/src/queue/fast-path/take-step.ts',
+    'services/agent-runner/src/queue/fast-path/take-step.ts',
   );
   return take;
 }
