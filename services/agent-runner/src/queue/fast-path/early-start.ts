@@ -24,9 +24,10 @@ const takeOf = (id: string, token: string) => `${id}\n${token}`;
  * it is processed there, as BullMQ would.
  *
  * Processing is keyed by the take (job id and token), never by the job alone: a parent parks and
- * is taken again with a token of its own, possibly before the loop got to its first take. With hundreds of slots the loop may reach a take seconds after it; the lock is
- * renewed from the early start on (BullMQ tracks it from processJob), and a late loop neither
- * tracks the old token over the new one nor runs the job twice.
+ * is taken again with a token of its own, possibly before the loop got to its first take. With
+ * hundreds of slots the loop may reach a take seconds after it; the lock is renewed from the early
+ * start on (BullMQ tracks it from processJob), and a late loop neither tracks the old token over
+ * the new one nor runs the job twice.
  */
 export class EarlyStarts {
   /** Takes scheduled to start (their immediate), or started early (true), by takeOf. */

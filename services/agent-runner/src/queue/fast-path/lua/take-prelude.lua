@@ -7,9 +7,14 @@
 -- KEYS, ARGV: BullMQ's moveToActive's, then the settings (TAKE_MARK and JSON: now, nowIso, runner,
 -- agent, keys as prefix/suffix parts, react).
 --- @include "activate-function"
---- @include "marked-settings"
 --- @const TAKE_MARK
-local meshTake = markedSettings(ARGV, TAKE_MARK)
+local meshTake
+do
+  local last = ARGV[#ARGV] -- BullMQ's own callers append nothing
+  if type(last) == 'string' and string.sub(last, 1, #TAKE_MARK) == TAKE_MARK then
+    meshTake = cjson.decode(string.sub(last, #TAKE_MARK + 1))
+  end
+end
 local function meshKey(parts, root, id)
   local key = parts[1] .. root .. parts[2]
   if parts[3] then key = key .. id .. parts[3] end
