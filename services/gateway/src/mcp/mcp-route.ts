@@ -1,7 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { type KeyLayout, MeshError } from '@agentmesh/shared';
 import type { MeshRedis } from '@agentmesh/shared/redis';
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import type { FastifyPluginAsync } from 'fastify';
 import { pastBound } from '../events/sse-writer.js';
 import type { TreeStreaming } from '../events/tree-streaming.js';
@@ -9,7 +8,6 @@ import type { InvocationService } from '../invocations/invocation-service.js';
 import type { MeshState } from '../mesh-state.js';
 import { McpCalls } from './mcp-calls.js';
 import { MCP_SCHEMA } from './mcp-schema.js';
-import { mcpServer } from './mcp-server.js';
 
 /** Options of the MCP route. */
 export interface McpRoutesOptions {
@@ -49,6 +47,21 @@ function refuseRepeatedIds(body: unknown): void {
     seen.add(key);
   }
 }
+
+/**
+ * The MCP SDK, loaded with the first POST /mcp: its schemas cost every process that imports it
+ * about 0.2 s of CPU at start, which a gateway no MCP client calls never needs to pay.
+ */
+let sdk:
+  | Promise<
+      [typeof import('@modelcontextprotocol/sdk/server/streamableHttp.js'), typeof import('./mcp-server.js')]
+    >
+  | undefined;
+const loadSdk = () =>
+  (sdk ??= Promise.all([
+    import('@modelcontextprotocol/sdk/server/streamableHttp.js'),
+    import('./mcp-server.js'),
+  ]));
 
 const isInitialize = (body: unknown): boolean =>
   typeof body === 'object' && body !== null && (body as { method?: unknown }).method === 'initialize';
@@ -94,6 +107,7 @@ export const mcpRoutes: FastifyPluginAsync<McpRoutesOptions> = async (app, opts)
             ? randomBytes(16).toString('hex')
             : undefined;
       const traceparent = typeof req.headers.traceparent === 'string' ? req.headers.traceparent : undefined;
+      const [{ StreamableHTTPServerTransport }, { mcpServer }] = await loadSdk();
       const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
       const res = reply.raw;
       const server = mcpServer(deps, {
