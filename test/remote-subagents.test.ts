@@ -28,12 +28,14 @@ const scriptB: FakeScript = (r) => {
   const prompt = r.messages.find((m) => m.role === 'user')?.content ?? '';
   if (prompt.includes('fail')) return { status: 400, body: { error: { message: 'worker refuses' } } };
   if (prompt.includes('slow')) return { final: 'late', latencyMs: 60_000 };
-  if (prompt.includes('long')) return { final: 'worth the wait', latencyMs: 9000 };
+  if (prompt.includes('long')) return { final: 'worth the wait', latencyMs: 3000 };
   return { final: `four (from B, asked: ${prompt})` };
 };
 
+// A's runner watches a remote task for 1 s before it parks the child (5 s in production).
 const meshA = await startMesh(t, {
   script: scriptA,
+  limits: { remoteWatchMs: 1000 },
   agentsYaml: `
   boss:
     description: Delegates to the remote helper.

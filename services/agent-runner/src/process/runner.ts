@@ -161,7 +161,7 @@ export async function buildRunner(opts: RunnerOptions): Promise<Runner> {
     tools: new ToolClient(opts.toolHostUrl, opts.internalToken, dispatcher),
     limits,
     retentionSeconds: opts.retentionSeconds,
-    remote: RemoteAgents.fromConfig(opts.config, limits.remoteRequestMs),
+    remote: RemoteAgents.fromConfig(opts.config, limits.remoteRequestMs, limits.remoteWatchMs),
     sessions: new SessionStore(redis, keys, opts.sessionTtlSeconds ?? DEFAULT_SESSION_TTL_SECONDS, {
       maxBytes: opts.sessionMaxBytes,
     }),

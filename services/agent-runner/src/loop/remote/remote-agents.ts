@@ -11,6 +11,9 @@ import { ParkedWatches } from './parked-watches.js';
 import { RemoteError, toRemoteError } from './remote-error.js';
 import { DEFAULT_REMOTE_REQUEST_MS, remoteFetch } from './remote-fetch.js';
 
+/** How long one activation holds its worker slot watching the remote task before it parks. */
+export const DEFAULT_REMOTE_WATCH_MS = 5000;
+
 /**
  * The remote agents of the config (`remote: {a2a, headers?}`, docs/guides/a2a-and-remote-agents.md) and one A2A client per
  * agent, built from its card the first time a runner needs it (so the remote mesh may start
@@ -25,14 +28,16 @@ export class RemoteAgents {
     private readonly configs: ReadonlyMap<string, RemoteAgentConfig>,
     /** How long one request may take (MESH_REMOTE_REQUEST_SECONDS); callers may end it sooner. */
     private readonly requestTimeoutMs = DEFAULT_REMOTE_REQUEST_MS,
+    /** How long an activation watches the remote task before it parks (runRemoteAgent). */
+    readonly watchMs = DEFAULT_REMOTE_WATCH_MS,
   ) {}
 
   /** The remote agents of a config, by agent name. */
-  static fromConfig(config: MeshConfig, requestTimeoutMs?: number): RemoteAgents {
+  static fromConfig(config: MeshConfig, requestTimeoutMs?: number, watchMs?: number): RemoteAgents {
     const remote = Object.entries(config.agents).flatMap(([name, agent]) =>
       agent.remote ? [[name, agent.remote] as const] : [],
     );
-    return new RemoteAgents(new Map(remote), requestTimeoutMs);
+    return new RemoteAgents(new Map(remote), requestTimeoutMs, watchMs);
   }
 
   /** Starts watching parked children in the background (a subscriber of its own); no-op without remote agents. */

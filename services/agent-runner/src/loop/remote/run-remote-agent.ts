@@ -15,8 +15,6 @@ import { watchRemoteTask } from './watch-remote-task.js';
 /** The call id of a remote child's one durable call: its message, recorded with the remote task id. */
 export const REMOTE_CALL_ID = 't0-remote';
 
-// How long one activation holds its worker slot watching the remote task before it parks.
-const WATCH_MS = 5000;
 // How long a parked remote child sleeps before it looks again: a quarter of its age, within these.
 // A runner watching it in the background (ParkedWatches) wakes it as soon as the task settles or
 // the child is cancelled; the delay is what is left when that runner is gone.
@@ -31,7 +29,7 @@ const MAX_PARK_MS = 30_000;
  * `waiting`, the job delayed, no worker slot held) and is woken when the task settles (or at the
  * end of the delay); the remote task's end becomes the child's. Cancellation and the deadline
  * cancel the remote task. Every request of the activation ends when its watch does (at most
- * WATCH_MS, never past the deadline), however slowly the remote answers: a slow or silent peer
+ * `remote.watchMs`, 5 s by default, never past the deadline), however slowly the remote answers: a slow or silent peer
  * never holds the worker slot longer than that (docs/reference/bounds.md).
  */
 export async function runRemoteAgent(run: AgentRun, remote: RemoteAgents): Promise<void> {
@@ -41,7 +39,7 @@ export async function runRemoteAgent(run: AgentRun, remote: RemoteAgents): Promi
     await cancelRemoteTask(run, remote);
     return finishFailed(ctx, activation, codedError('deadline_exceeded'));
   }
-  const until = Math.min(s.deadline, Date.now() + WATCH_MS);
+  const until = Math.min(s.deadline, Date.now() + remote.watchMs);
   // The requests' own signal: cancellation, or `until` (retryRemote tells the two apart by `signal`).
   const window = timeoutSignal(signal, Math.max(1, until - Date.now()));
   const bounded = window.signal;

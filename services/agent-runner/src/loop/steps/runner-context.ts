@@ -14,7 +14,7 @@ import type { DeltaOutlet } from '../deltas/delta-outlet.js';
 import type { Submission } from '../fast-path-ports.js';
 import type { RunnerMetrics } from '../metrics.js';
 import type { ChatModel } from '../model/chat-model.js';
-import type { RemoteAgents } from '../remote/remote-agents.js';
+import { DEFAULT_REMOTE_WATCH_MS, type RemoteAgents } from '../remote/remote-agents.js';
 import type { ActivationStore } from '../store/activation-store.js';
 import type { ToolClient } from '../tools/tool-client.js';
 
@@ -30,6 +30,8 @@ export interface RunnerLimits {
   maxModelReplyBytes: number;
   /** How long one request to a remote A2A agent may take, headers and body. */
   remoteRequestMs: number;
+  /** How long a remote child's activation holds its worker slot watching the remote task before it parks. */
+  remoteWatchMs: number;
   /** How long a model request may receive nothing before the attempt fails (`model_timeout`). */
   modelIdleMs: number;
 }
@@ -39,6 +41,7 @@ export const DEFAULT_RUNNER_LIMITS = {
   maxCallsPerTurn: DEFAULT_MAX_CALLS_PER_TURN,
   maxModelReplyBytes: DEFAULT_MAX_MODEL_REPLY_BYTES,
   remoteRequestMs: DEFAULT_REMOTE_REQUEST_SECONDS * 1000,
+  remoteWatchMs: DEFAULT_REMOTE_WATCH_MS,
   modelIdleMs: DEFAULT_MODEL_IDLE_SECONDS * 1000,
 } as const;
 
@@ -53,6 +56,7 @@ export function withDefaultLimits(limits: RunnerLimitsOptions): RunnerLimits {
     maxCallsPerTurn: limits.maxCallsPerTurn ?? DEFAULT_RUNNER_LIMITS.maxCallsPerTurn,
     maxModelReplyBytes: limits.maxModelReplyBytes ?? DEFAULT_RUNNER_LIMITS.maxModelReplyBytes,
     remoteRequestMs: limits.remoteRequestMs ?? DEFAULT_RUNNER_LIMITS.remoteRequestMs,
+    remoteWatchMs: limits.remoteWatchMs ?? DEFAULT_RUNNER_LIMITS.remoteWatchMs,
     modelIdleMs: limits.modelIdleMs ?? DEFAULT_RUNNER_LIMITS.modelIdleMs,
   };
 }
