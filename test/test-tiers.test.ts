@@ -90,6 +90,20 @@ t.test('every test file is in exactly one tier', async (t) => {
   t.ok(fast.includes(`test/test-tiers.test.${EXT}`), 'this check is in the fast tier');
 });
 
+// A service started as a process (its `main`, through `npm start` or `npm run dev`, or the tool-host
+// startMesh starts for a tools module or an MCP server) costs seconds of CPU at each start: the
+// full tier's. A fast-tier file runs services in its own process (startMesh, startGateway).
+const STARTS_A_PROCESS =
+  /\b(startService|npmStart|startWalkthroughs|startPlannerAndHelperProcesses)\(|\btools(Module|Yaml)\s*:/;
+
+t.test('no file of the fast tier starts a service as a process', async (t) => {
+  const source = (f: string) => readFileSync(join(ROOT, f.replace(/\.js$/, '.ts')), 'utf8');
+  t.strictSame(
+    fast.filter((f) => STARTS_A_PROCESS.test(source(f))),
+    [],
+  );
+});
+
 // A tier pattern as a regular expression: "**" then "/" is any folders, "*" any part of a name
 // (all the patterns use); the last assertion below checks it reads them as tap does.
 function globRegExp(glob: string): RegExp {
