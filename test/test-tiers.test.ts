@@ -6,6 +6,7 @@
 // files, `tap.exclude` the sources; run from the sources, this reads both as `.test.ts`.
 import { execFileSync } from 'node:child_process';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import t from 'tap';
@@ -16,7 +17,7 @@ const EXT = import.meta.url.endsWith('.ts') ? 'ts' : 'js';
 const inRunLanguage = (pattern: string) => pattern.replace(/\.test\.[jt]s$/, `.test.${EXT}`);
 const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as {
   scripts: Record<string, string>;
-  tap: { exclude: string[] };
+  tap: { exclude: string[]; jobs?: number };
 };
 /** What tap never runs as a test in either tier: helpers, fixtures, the bench. */
 const NOT_TESTS = ['**/fixtures/**', '**/test/support/**', 'bench/**'];
@@ -103,6 +104,15 @@ t.test('no file of the fast tier starts a service as a process', async (t) => {
     [],
   );
 });
+
+// Compiled, this runs in the mirror, whose manifest scripts/build-tests.mjs wrote for the tiers.
+t.test(
+  'the tiers run as many test files at once as the machine has cores',
+  { skip: EXT === 'ts' && 'run from the sources: the tiers run in the mirror' },
+  async (t) => {
+    t.equal(pkg.tap.jobs, availableParallelism(), "not tap's default, which leaves a core free");
+  },
+);
 
 // A tier pattern as a regular expression: "**" then "/" is any folders, "*" any part of a name
 // (all the patterns use); the last assertion below checks it reads them as tap does.
