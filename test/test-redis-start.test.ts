@@ -2,7 +2,7 @@
 // test file's process a moment after it was found free) is started again on another port.
 import net from 'node:net';
 import t from 'tap';
-import { spawnRedis } from './support/redis-server.js';
+import { freePort, spawnRedis } from './support/redis-server.js';
 
 t.test('a redis-server that exits before its PING is started again on another port', async (t) => {
   const ports: number[] = [];
@@ -34,4 +34,10 @@ t.test('five exits in a row fail with the port in the message', async (t) => {
     spawnRedis((port) => ['--port', String(port), '--no-such-option']),
     /exited before it answered on \d+, five times/,
   );
+});
+
+t.test('freePort never gives one process the same port twice', async (t) => {
+  const ports: number[] = [];
+  for (let i = 0; i < 300; i++) ports.push(await freePort());
+  t.equal(new Set(ports).size, ports.length);
 });

@@ -5,7 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 
 /** A free TCP port on loopback. */
-export function freePort(): Promise<number> {
+function listenedPort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const s = net.createServer();
     s.unref();
@@ -15,6 +15,23 @@ export function freePort(): Promise<number> {
       s.close(() => resolve(port));
     });
   });
+}
+
+const handedOut = new Set<number>();
+
+/**
+ * A port nothing listens on now, and never one this process was given before: the kernel may hand
+ * the same free port to two calls in a row, and a test that asked for two ports (a gateway's and a
+ * tool-host's) then got one twice.
+ */
+export async function freePort(): Promise<number> {
+  for (;;) {
+    const port = await listenedPort();
+    if (!handedOut.has(port)) {
+      handedOut.add(port);
+      return port;
+    }
+  }
 }
 
 /** A private redis-server on a free port; never the machine's shared one. */
