@@ -1,9 +1,3 @@
-import { AgentCard, formatSSEErrorEvent, formatSSEEvent, SSE_HEADERS } from '@a2a-js/sdk';
-import {
-  defaultServerCallContextBuilder,
-  JsonRpcTransportHandler,
-  validateVersion,
-} from '@a2a-js/sdk/server';
 import { type AgentPlan, type KeyLayout, MeshError } from '@agentmesh/shared';
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import { type Caller, NOBODY } from '../auth/caller.js';
@@ -15,11 +9,6 @@ import type { InvocationService } from '../invocations/invocation-service.js';
 import type { MeshState } from '../mesh-state.js';
 import { nameList } from '../setup/name-list.js';
 import { A2A_CARD_SCHEMA, A2A_RPC_SCHEMA } from './a2a-schema.js';
-import { agentCard } from './agent-card.js';
-import { FollowedBusManager } from './followed-bus-manager.js';
-import { InvocationExecutor } from './invocation-executor.js';
-import { InvocationTaskStore } from './invocation-task-store.js';
-import { MeshRequestHandler } from './mesh-request-handler.js';
 
 /** Options of the A2A routes. */
 export interface A2aRoutesOptions {
@@ -39,8 +28,13 @@ export interface A2aRoutesOptions {
   defaultTimeoutSeconds: number;
 }
 
-// The methods answered with a stream (A2A v1.0 names, and v0.3's that the SDK also accepts).
-const STREAMING = new Set(['SendStreamingMessage', 'SubscribeToTask', 'message/stream', 'tasks/resubscribe']);
+/**
+ * The answers, on the A2A SDK, loaded with the first A2A request: the SDK and jose, which it
+ * imports, cost each process that loads them about 0.1 s of CPU and 10 MiB at start, which a
+ * gateway no A2A client calls never needs to pay.
+ */
+let answers: Promise<typeof import('./a2a-answers.js')> | undefined;
+const loadAnswers = () => (answers ??= import('./a2a-answers.js'));
 
 /**
  * Each agent over A2A (docs/guides/a2a-and-remote-agents.md, the SDK's JSON-RPC transport, A2A v1.0): its public agent card
@@ -68,87 +62,16 @@ export const a2aRoutes: FastifyPluginAsync<A2aRoutesOptions> = async (app, opts)
   app.get<{ Params: { agent: string } }>(
     '/a2a/:agent/.well-known/agent-card.json',
     { schema: A2A_CARD_SCHEMA },
-    async (req) =>
-      AgentCard.toJSON(agentCard(agentNamed(req.params.agent, req.meshCaller), baseUrl(req), opts.auth)),
+    async (req) => {
+      const agent = agentNamed(req.params.agent, req.meshCaller);
+      return (await loadAnswers()).cardJson(agent, baseUrl(req), opts.auth);
+    },
   );
 
   app.post<{ Params: { agent: string } }>('/a2a/:agent', { schema: A2A_RPC_SCHEMA }, async (req, reply) => {
     const agent = agentNamed(req.params.agent, req.meshCaller);
     if (!req.meshCaller.mayUse(agent.name))
       throw new MeshError('forbidden', `This API key may not use agent ${agent.name}.`);
-    const card = agentCard(agent, baseUrl(req), opts.auth);
-    const ended = new AbortController();
-    const follow = { reader: opts.invocations, hub: opts.hub, keys: opts.keys };
-    const traceparent = typeof req.headers.traceparent === 'string' ? req.headers.traceparent : undefined;
-    const executor = new InvocationExecutor({
-      ...follow,
-      invocations: opts.invocations,
-      agent,
-      caller: req.meshCaller,
-      defaultTimeoutSeconds: opts.defaultTimeoutSeconds,
-      traceparent,
-      signal: ended.signal,
-      streams: opts.streams,
-      watches: opts.watches,
-    });
-    const tasks = new InvocationTaskStore(opts.invocations, agent.name, req.meshCaller);
-    const handler = new MeshRequestHandler(
-      agent,
-      card,
-      tasks,
-      executor,
-      new FollowedBusManager(follow, ended.signal, { streams: opts.streams, tasks }),
-    );
-    const version = req.headers['a2a-version'];
-    const context = defaultServerCallContextBuilder({
-      extensions: undefined,
-      user: undefined,
-      headers: req.headers,
-      requestedVersion: typeof version === 'string' ? version : undefined,
-    });
-    const id = (req.body as { id?: string | number } | undefined)?.id ?? null;
-    const rpcError = (e: unknown) => ({
-      jsonrpc: '2.0',
-      id,
-      error: JsonRpcTransportHandler.mapToJSONRPCError(e),
-    });
-    // Refused (429 too_many_streams) before anything starts, as GET /invocations/{id}/events is.
-    const method = (req.body as { method?: unknown } | undefined)?.method;
-    const release = STREAMING.has(String(method)) ? opts.slots.acquire(req.meshCaller.owner) : undefined;
-    reply.hijack();
-    const res = reply.raw;
-    res.on('close', () => {
-      ended.abort();
-      release?.();
-    });
-    try {
-      validateVersion(context.requestedVersion, card, 'JSONRPC');
-      const answer = await new JsonRpcTransportHandler(handler).handle(
-        req.body as Record<string, unknown>,
-        context,
-      );
-      if (!(Symbol.asyncIterator in answer)) {
-        res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(answer));
-        return;
-      }
-      const first = await answer.next().catch((e: unknown) => ({ error: e }));
-      if ('error' in first) {
-        res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(rpcError(first.error)));
-        return;
-      }
-      res.writeHead(200, SSE_HEADERS);
-      try {
-        if (!first.done) res.write(formatSSEEvent(first.value));
-        for await (const event of { [Symbol.asyncIterator]: () => answer }) res.write(formatSSEEvent(event));
-      } catch (e) {
-        if (!res.writableEnded) res.write(formatSSEErrorEvent(rpcError(e)));
-      }
-      res.end();
-    } catch (e) {
-      req.log.error({ err: (e as Error).message }, 'a2a request failed');
-      if (!res.headersSent)
-        res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(rpcError(e)));
-      else if (!res.writableEnded) res.end();
-    }
+    await (await loadAnswers()).answerRpc(req, reply, agent, baseUrl(req), opts);
   });
 };

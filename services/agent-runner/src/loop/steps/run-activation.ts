@@ -10,7 +10,6 @@ import { type Job, UnrecoverableError } from 'bullmq';
 import type { ReactStart, TakenActivation } from '../fast-path-ports.js';
 import { logSystemFault, RequeueError } from '../job-errors.js';
 import { agentLabel } from '../metrics.js';
-import { cancelRemoteTask, runRemoteAgent } from '../remote/run-remote-agent.js';
 import { settleRunnerSession } from '../sessions/settle-runner-session.js';
 import { type Activation, FencedOutError } from '../store/activation-store.js';
 import { traceActivation } from '../tracing.js';
@@ -20,6 +19,9 @@ import { runCodeAgent } from './code-agent/run-code-agent.js';
 import { finishFailed } from './finish-invocation.js';
 import { runReactAgent } from './react/run-react-agent.js';
 import type { RunnerContext } from './runner-context.js';
+
+/** Remote agents' runs, on the A2A SDK: loaded with the first remote activation (RemoteAgents). */
+const remoteRuns = () => import('../remote/run-remote-agent.js');
 
 /**
  * One activation of an invocation: takes a new epoch, refuses what must not run, and hands the
@@ -84,14 +86,14 @@ async function activate(
   if (refusal) {
     // A remote child's task lives on another mesh: it ends with the child (docs/guides/a2a-and-remote-agents.md).
     if (agent?.kind === 'remote' && ctx.remote)
-      await cancelRemoteTask({ ctx, agent, activation }, ctx.remote);
+      await (await remoteRuns()).cancelRemoteTask({ ctx, agent, activation }, ctx.remote);
     return finishFailed(ctx, activation, refusal.error, refusal.status);
   }
   if (!agent) return;
   try {
     const code = ctx.codeAgents[agent.name];
     const run: AgentRun = { ctx, agent, activation, job, token, signal };
-    if (agent.kind === 'remote' && ctx.remote) await runRemoteAgent(run, ctx.remote);
+    if (agent.kind === 'remote' && ctx.remote) await (await remoteRuns()).runRemoteAgent(run, ctx.remote);
     else if (agent.kind === 'code' && code) await runCodeAgent(run, code);
     else await runReactAgent(run);
   } catch (e) {

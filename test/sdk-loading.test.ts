@@ -1,7 +1,10 @@
-// The MCP SDK loads only where MCP is used (docs/guides/mcp.md): its schemas cost each process that
-// imports it about 0.2 s of CPU at start (0.5 s in a test process), so a gateway loads it with the
-// first POST /mcp and a tool-host only when its config mounts an MCP server. A process importing
-// all three services, as an in-process test mesh does, and mounting no MCP server loads none of it.
+// The protocol SDKs load only where their protocol is used. The MCP SDK (docs/guides/mcp.md): its
+// schemas cost each process that imports it about 0.2 s of CPU at start (0.5 s in a test process),
+// so a gateway loads it with the first POST /mcp and a tool-host only when its config mounts an MCP
+// server. The A2A SDK and jose, which it imports (docs/guides/a2a-and-remote-agents.md): about
+// 0.1 s and 10 MiB, so a gateway loads it with the first A2A request and a runner with the first
+// remote agent it runs or watches. A process importing all three services, as an in-process test
+// mesh does, and using neither protocol loads none of them.
 import { execFile } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -45,9 +48,10 @@ async function loadedBy(script: string): Promise<string[]> {
 }
 
 const isMcpSdk = (url: string) => url.includes('/@modelcontextprotocol/sdk/');
+const isA2aSdk = (url: string) => url.includes('/@a2a-js/sdk/') || url.includes('/node_modules/jose/');
 
 t.test(
-  'importing the three services and mounting no MCP server loads no module of the MCP SDK',
+  'importing the three services and mounting no MCP server loads no module of the MCP SDK, nor of the A2A SDK',
   async (t) => {
     const loaded = await loadedBy(`
     await import('@agentmesh/gateway');
@@ -61,6 +65,7 @@ t.test(
       'the recorder saw the services load',
     );
     t.same(loaded.filter(isMcpSdk), []);
+    t.same(loaded.filter(isA2aSdk), []);
   },
 );
 
