@@ -12,8 +12,13 @@ import { TakenLocks } from '../src/queue/taken-lock.js';
 const redis = await startRedis();
 t.teardown(() => redis.stop());
 let prefixes = 0;
+// The two bursts share nothing (a prefix, a worker and its connection each): they run at once.
+t.jobs = 2;
 
-/** Three jobs taken by one worker whose fetches after the first take 1.5 s each, under 1 s locks. */
+/**
+ * Three jobs taken by one worker whose fetches of the second and third take 1 s each, under 1 s
+ * locks: the first job waits twice its lock for its processor call.
+ */
 async function burst(t: Test, renew: boolean) {
   const prefix = `l${prefixes++}`;
   const lockMs = 1000;
@@ -34,7 +39,8 @@ async function burst(t: Test, renew: boolean) {
   const moveToActive = fetching.moveToActive.bind(worker);
   let fetches = 0;
   fetching.moveToActive = async (token, name) => {
-    if (fetches++ > 0) await new Promise((r) => setTimeout(r, 1500));
+    // The second and third fetches take b and c; the fourth finds the queue empty, and need not wait.
+    if (++fetches === 2 || fetches === 3) await new Promise((r) => setTimeout(r, lockMs));
     return moveToActive(token, name);
   };
   locks?.attach(worker);
