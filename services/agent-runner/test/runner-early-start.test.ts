@@ -108,10 +108,11 @@ t.test("the processor's lock signal reaches the run; a run's failure is the job'
 });
 
 t.test('an early start renews its lock while BullMQ still fetches, and completes with it', async (t) => {
-  // The worker's loop gets to job a only after its fetches (two of 1.5 s), past a's 1 s lock.
+  // The worker's loop gets to job a only after its fetches (two of 1 s), past a's 1 s lock; a's run
+  // outlasts its lock by half and ends before then.
   const { queue, starts, errors } = await trial(t, () => true, ['a', 'b', 'c'], {
-    fetchMs: 1500,
-    runMs: 2500,
+    fetchMs: 1000,
+    runMs: 1500,
     lockMs: 1000,
   });
   await waitUntil(
