@@ -17,6 +17,8 @@ import {
 
 const redis = await startRedis();
 t.teardown(() => redis.stop());
+const admin = new Redis(redis.url);
+t.teardown(() => admin.disconnect());
 const QUEUE = 'fetch';
 let prefixes = 0;
 
@@ -61,8 +63,18 @@ async function workers(t: Test, mode: Mode, names: string[], done: string[], by 
   await Promise.all(all.map((w) => w.waitUntilReady()));
   const queue = new Queue(QUEUE, { connection: { port: redis.port }, prefix });
   t.teardown(() => queue.close());
-  // Each has fetched once, found nothing and blocks on the marker.
-  await new Promise((r) => setTimeout(r, 300));
+  // Each has fetched once, found nothing and blocks on the marker (BullMQ names its connections
+  // `<prefix>:<queue>…`; a worker blocks on one of its two).
+  await waitUntil(
+    async () =>
+      String(await admin.call('CLIENT', 'LIST', 'TYPE', 'normal'))
+        .split('\n')
+        .filter(
+          (c) => c.includes(` name=${prefix}:`) && c.includes(' flags=b ') && c.includes(' cmd=bzpopmin'),
+        ).length === names.length,
+    5000,
+    () => `${names.join(', ')} to block on the marker`,
+  );
   return queue;
 }
 
