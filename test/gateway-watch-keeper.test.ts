@@ -17,8 +17,8 @@ t.test(
     t.teardown(() => client.disconnect());
     const keys = keyLayout('mesh');
     const root = 'inv_0123456789abcdef0123456789abcdef';
-    // A refresh every 3 s: the 500 ms looked at after the first one holds no other tick.
-    const watches = new WatchKeeper(client, keys, 30_000, 3000);
+    // A refresh every 1 s: the 500 ms looked at after the first one holds no other tick.
+    const watches = new WatchKeeper(client, keys, 30_000, 1000);
     t.teardown(() => watches.close());
     const monitor = await monitorRedis(redis.port);
     t.teardown(() => monitor.stop());
@@ -46,7 +46,8 @@ t.test(
     releases[2]!();
     t.equal(watches.size, 0, 'released by the last');
     const seen = sets().length;
-    await new Promise((r) => setTimeout(r, 3500));
+    // A timer left running would tick within 1 s: 1.5 s holds at least one of its ticks.
+    await new Promise((r) => setTimeout(r, 1500));
     t.equal(sets().length, seen, 'no refresh after the last release');
   },
 );
