@@ -28,6 +28,9 @@ async function scriptCalls(mesh: TestMesh): Promise<number> {
 t.test('queue depth follows a burst of invocations with no runner, then drains to 0', async (t) => {
   const mesh = await startMesh(t, {
     runners: 0,
+    // A reading serves scrapes for 100 ms (1 s by default): the polls below see the burst, and the
+    // drain, without waiting out the period of the reading before.
+    gateway: { queueCountsCacheMs: 100 },
     agentsYaml: `
   busy: {instructions: "@agent busy"}
   idle: {instructions: "@agent idle"}
@@ -70,6 +73,9 @@ t.test('queue depth follows a burst of invocations with no runner, then drains t
 t.test('a storm of scrapes reads the queues from Redis once per cache period', async (t) => {
   const mesh = await startMesh(t, {
     runners: 0,
+    // A period of 500 ms (1 s by default): the 40 scrapes, started together, all ask for the
+    // counts well within it (within about 0.1 s here).
+    gateway: { queueCountsCacheMs: 500 },
     agentsYaml: `
   a: {instructions: "@agent a"}
   b: {instructions: "@agent b"}
@@ -78,7 +84,7 @@ t.test('a storm of scrapes reads the queues from Redis once per cache period', a
   });
   await scrape(mesh); // loads BullMQ's scripts
   // Past the cache period of the warm-up scrape, so the storm itself reads once.
-  await new Promise((r) => setTimeout(r, 1100));
+  await new Promise((r) => setTimeout(r, 600));
   const start = await scriptCalls(mesh);
   const storm = await Promise.all(Array.from({ length: 40 }, () => scrape(mesh)));
   const used = (await scriptCalls(mesh)) - start;
@@ -139,10 +145,13 @@ t.test(
       agentsYaml: `
   a: {instructions: "@agent a"}
 `,
+      // A reading serves scrapes for 100 ms and waits 500 ms for Redis (1 s, 2 s by default), so a
+      // scrape gives up on Redis within 0.6 s of the pause, well before it ends.
+      gateway: { queueCountsCacheMs: 100, queueCountsTimeoutMs: 500 },
     });
     t.equal(sample(await scrape(mesh), jobs('a', 'waiting')), 0);
     // Redis stops answering every client for a while (the gateway's connections stay open).
-    await mesh.client.call('CLIENT', 'PAUSE', '5000', 'ALL');
+    await mesh.client.call('CLIENT', 'PAUSE', '2000', 'ALL');
     const text = await waitUntil(
       async () => {
         const res = await mesh.gateway.app.inject({ method: 'GET', url: '/metrics' });

@@ -103,6 +103,8 @@ export interface MeshOptions {
   headers?: Record<string, string>;
   /** The in-process runners' limits, over the test defaults (RUNNER_DEFAULTS) and the runner's own. */
   limits?: Partial<RunnerLimits>;
+  /** More options of the in-process gateway, over the test defaults. */
+  gateway?: Partial<GatewayOptions>;
 }
 
 const silent = { info() {}, warn() {}, error() {}, debug() {} };
@@ -213,6 +215,7 @@ export async function startMesh(t: Test, opts: MeshOptions): Promise<TestMesh> {
     defaultTimeoutSeconds: 60,
     retentionSeconds: 3600,
     ...(opts.apiKeys === undefined ? {} : { apiKeys: opts.apiKeys }),
+    ...opts.gateway,
   });
   t.teardown(() => gateway.close());
   await gateway.app.ready();

@@ -138,7 +138,10 @@ export async function buildGateway(opts: GatewayOptions): Promise<Gateway> {
     () => redis.status === 'ready' && (isRedisCluster(redis) || redis.stream?.writable !== false),
   );
   installAuth(app, apiKeys);
-  const registry = installMetrics(app, queues);
+  const registry = installMetrics(app, queues, {
+    cacheMs: opts.queueCountsCacheMs,
+    timeoutMs: opts.queueCountsTimeoutMs,
+  });
   await registerDocs(app, { auth: apiKeys !== undefined, publicUrl: opts.publicUrl });
   await registerConsole(app, { auth: apiKeys !== undefined, dir: opts.consoleDir });
   await registerRoutes(

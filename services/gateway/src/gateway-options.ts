@@ -51,4 +51,7 @@ export interface GatewayOptions {
   /** A tree's watch flag: its TTL and how often open delta streams refresh it (default 30 s, 10 s). */
   watchTtlMs?: number;
   watchRefreshMs?: number;
+  /** How long one reading of the queues serves `/metrics` scrapes, and how long a scrape waits for it (default 1 s, 2 s). */
+  queueCountsCacheMs?: number;
+  queueCountsTimeoutMs?: number;
 }

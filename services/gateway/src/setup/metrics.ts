@@ -8,13 +8,19 @@ export const UNMATCHED_ROUTE = 'unmatched';
 
 /**
  * The gateway's Prometheus registry (served by `GET /metrics`): process metrics, the depth of
- * every agent's queue, and `mesh_gateway_request_seconds` by route template, method and status,
- * recorded by an `onResponse` hook. Install before any route.
+ * every agent's queue (one reading of Redis serving scrapes for `queueCounts.cacheMs`, a scrape
+ * waiting at most `queueCounts.timeoutMs` for it; default 1 s, 2 s), and
+ * `mesh_gateway_request_seconds` by route template, method and status, recorded by an
+ * `onResponse` hook. Install before any route.
  */
-export function installMetrics(app: FastifyInstance, queues: ReadonlyMap<string, Queue>): Registry {
+export function installMetrics(
+  app: FastifyInstance,
+  queues: ReadonlyMap<string, Queue>,
+  queueCounts: { cacheMs?: number | undefined; timeoutMs?: number | undefined } = {},
+): Registry {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
-  queueJobsGauge(registry, queues);
+  queueJobsGauge(registry, queues, queueCounts.cacheMs, queueCounts.timeoutMs);
   const requestSeconds = new Histogram({
     name: 'mesh_gateway_request_seconds',
     help: 'Gateway HTTP requests by route template (`unmatched` when no route matched), method and status.',

@@ -7,25 +7,27 @@ export const QUEUE_STATES = ['waiting', 'active', 'waiting-children', 'delayed']
 /** How long one reading of the queues serves scrapes; a scrape storm costs Redis one round per period. */
 export const QUEUE_COUNTS_CACHE_MS = 1000;
 /** A scrape does not wait longer than this for Redis; the gauge is then empty (unknown), not stale. */
-const READ_TIMEOUT_MS = 2000;
+export const QUEUE_COUNTS_TIMEOUT_MS = 2000;
 
 type Counts = Map<string, Record<string, number>>;
 
 /**
  * `mesh_queue_jobs{agent, state}`: the jobs of every agent's queue by state, read from Redis when
  * scraped (at most once per `cacheMs`, concurrent scrapes sharing one reading). While Redis is
- * unreachable the gauge has no samples, so a dashboard shows a gap rather than a stale depth.
+ * unreachable (no answer within `timeoutMs`) the gauge has no samples, so a dashboard shows a gap
+ * rather than a stale depth.
  */
 export function queueJobsGauge(
   registry: Registry,
   queues: ReadonlyMap<string, Queue>,
   cacheMs = QUEUE_COUNTS_CACHE_MS,
+  timeoutMs = QUEUE_COUNTS_TIMEOUT_MS,
 ): Gauge {
   let cached: { at: number; counts: Counts | undefined } | undefined;
   let reading: Promise<Counts | undefined> | undefined;
   const read = (): Promise<Counts | undefined> => {
     if (cached && Date.now() - cached.at < cacheMs) return Promise.resolve(cached.counts);
-    reading ??= readCounts(queues)
+    reading ??= readCounts(queues, timeoutMs)
       .catch(() => undefined)
       .then((counts) => {
         // A failed reading is kept for the period too: an outage must not turn a storm into retries.
@@ -52,13 +54,13 @@ export function queueJobsGauge(
   });
 }
 
-async function readCounts(queues: ReadonlyMap<string, Queue>): Promise<Counts> {
+async function readCounts(queues: ReadonlyMap<string, Queue>, timeoutMs: number): Promise<Counts> {
   const entries = [...queues].map(
     async ([agent, queue]) => [agent, await queue.getJobCounts(...QUEUE_STATES)] as const,
   );
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error('queue counts timed out')), READ_TIMEOUT_MS);
+    timer = setTimeout(() => reject(new Error('queue counts timed out')), timeoutMs);
   });
   try {
     return new Map(await Promise.race([Promise.all(entries), timeout]));
