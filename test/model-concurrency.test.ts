@@ -39,11 +39,21 @@ t.test(
   'without maxConcurrency a runner has as many model calls in flight as it has slots, past 256',
   async (t) => {
     const slots = 300;
+    // Every call is held until the last one has arrived, so all are in flight at once when nothing
+    // caps them. When something does, the last never comes: the calls are answered 6 s after the
+    // first arrived (time enough for every call to leave the runner), and the peak shows the cap.
+    let allIn!: () => void;
+    const arrived = new Promise<void>((r) => (allIn = r));
+    let cap: NodeJS.Timeout | undefined;
+    t.teardown(() => clearTimeout(cap));
     const mesh = await startMesh(t, {
       concurrency: slots,
       agentsYaml: '  single: {instructions: "@agent single"}\n',
-      // Long enough that every call is still in flight when the last one leaves the runner.
-      script: () => ({ final: 'done', latencyMs: 6000 }),
+      script: (r) => {
+        cap ??= setTimeout(allIn, 6000);
+        if (r.n >= slots) allIn();
+        return { final: 'done', until: arrived };
+      },
     });
     const started = await Promise.all(
       Array.from({ length: slots }, (_, i) => mesh.invoke('single', { prompt: `${i}` }, 'wait=0')),

@@ -51,8 +51,13 @@ export interface StreamControls {
   plain?: boolean;
 }
 
-/** Decides a reply from the request; `latencyMs` delays the answer. */
-export type FakeScript = (req: SeenRequest) => FakeReply & { latencyMs?: number } & StreamControls;
+/**
+ * Decides a reply from the request; `latencyMs` delays the answer, and so does `until`: the answer
+ * waits for it to settle too (a test's own moment, as every call having arrived).
+ */
+export type FakeScript = (
+  req: SeenRequest,
+) => FakeReply & { latencyMs?: number; until?: Promise<unknown> } & StreamControls;
 
 /** One `chat.completion.chunk` event of a streamed reply, framed (`data: …` and a blank line). */
 export const sseEvent = (chunk: unknown): string =>
@@ -119,6 +124,7 @@ export async function startFakeModel(script: FakeScript = () => ({ final: 'ok' }
           timers.add(timer);
         });
       }
+      if (reply.until) await reply.until.catch(() => undefined);
       seen.doneAt = Date.now();
       if (seen.aborted) return;
       if ('raw' in reply) {
