@@ -25,18 +25,19 @@ const LONG = Array.from({ length: 12 }, (_, i) => String(i % 10).repeat(2048)).j
 const script: FakeScript = (r) => {
   switch (r.agent) {
     case 'teller':
-      // Pieces far enough apart that each is a delta of its own (MESH_DELTA_FLUSH_MS is 25).
-      return { final: ANSWER, chunks: 6, chunkDelayMs: 150 };
+      // Pieces far enough apart that each is a delta of its own (MESH_DELTA_FLUSH_MS is 25: 75 ms
+      // is three flush periods).
+      return { final: ANSWER, chunks: 6, chunkDelayMs: 75 };
     case 'long':
-      return { final: LONG, chunks: 12, chunkDelayMs: 100 };
+      return { final: LONG, chunks: 12, chunkDelayMs: 75 };
     case 'stuck':
       // Sends nothing more after its first words, until the test cancels the invocation.
       return stalledReply('thinking');
     case 'flaky':
       // The first attempt breaks off with an error mid-stream (retried like a 5xx); the retry's
       // deltas start over with `reset: true`.
-      if (isFirstAttempt(mesh.model, r)) return brokenAttempt(150);
-      return { final: 'hello world', chunks: 3, chunkDelayMs: 150 };
+      if (isFirstAttempt(mesh.model, r)) return brokenAttempt(100);
+      return { final: 'hello world', chunks: 3, chunkDelayMs: 75 };
     default:
       return { final: 'ok' };
   }
