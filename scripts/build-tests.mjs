@@ -53,17 +53,29 @@ function rootManifest(text) {
   return JSON.stringify(pkg, null, 2);
 }
 
+/** Gives `file` the times of `source` (in seconds: a Date would drop what is under a millisecond). */
+function sameTimes(source, file) {
+  const { atimeMs, mtimeMs } = fs.statSync(source);
+  fs.utimesSync(file, atimeMs / 1000, mtimeMs / 1000);
+}
+
 async function compile(src, dst) {
   const { code, map } = await transformFile(src, { ...SWC, filename: src, sourceFileName: src });
   const js = dst.replace(/\.ts$/, '.js');
   fs.writeFileSync(`${js}.map`, map);
   fs.writeFileSync(js, `${code}\n//# sourceMappingURL=${path.basename(js)}.map\n`);
+  for (const file of [js, `${js}.map`]) sameTimes(src, file);
 }
 
 const jobs = [];
+// What the mirror made or rewrote, to give back its source's times once everything is written
+// (keepTimes): linked files share their inode, and so their time, already, and a compiled file
+// takes its source's (compile).
+const retimed = [];
 function mirror(rel) {
   const dir = path.join(ROOT, rel);
   fs.mkdirSync(path.join(OUT, rel), { recursive: true });
+  retimed.push(rel);
   for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
     const name = path.join(rel, entry.name);
     const src = path.join(ROOT, name);
@@ -75,6 +87,7 @@ function mirror(rel) {
     } else if (entry.name === 'package.json') {
       const text = fs.readFileSync(src, 'utf8');
       fs.writeFileSync(dst, rel === '' ? rootManifest(text) : compiledManifest(text));
+      retimed.push(name);
     } else {
       // Linked, not copied, and hard so that a directory walk sees files: tests read the docs,
       // fixtures and the sources (.ts included) through the same relative paths as in the repo.
@@ -100,11 +113,26 @@ function linkModules() {
   }
 }
 
+/**
+ * The mirror's directories and manifests get their sources' modification times back, as its compiled
+ * files do: `npm start`
+ * in the mirror (the full tier's start and image tests) builds the services when a source, a
+ * directory or a manifest is newer than the last build (scripts/build-if-stale.ts), and with the
+ * mirror's own times it rebuilt them in every fresh mirror — several files at once, racing on the
+ * same dist/, about 40 CPU-s each — though the repository's build was up to date.
+ */
+function keepTimes() {
+  for (const rel of retimed) {
+    sameTimes(path.join(ROOT, rel), path.join(OUT, rel));
+  }
+}
+
 const started = Date.now();
 fs.rmSync(OUT, { recursive: true, force: true });
 mirror('');
 linkModules();
 await Promise.all(jobs);
+keepTimes();
 // tap runs the mirror without its TypeScript and mock plugins (the mirror's package.json says so). A
 // tap built with them, as npm installs it, picks its test files by the built plugins' extensions
 // before it rebuilds itself, so its first run would take the .ts files too: rebuild it first.

@@ -114,6 +114,27 @@ t.test(
   },
 );
 
+// `npm start` in the mirror (the full tier's start and image tests) builds the services when a
+// source, directory or manifest is newer than the last build (scripts/build-if-stale.ts): what the
+// mirror made or rewrote keeps its source's time, so a build up to date in the repository is in the
+// mirror too, and a fresh mirror does not rebuild it.
+t.test(
+  "the mirror's directories, manifests and compiled files keep their sources' times",
+  { skip: EXT === 'ts' && 'run from the sources: the tiers run in the mirror' },
+  async (t) => {
+    const repo = join(ROOT, '..');
+    const mtime = (root: string, f: string) => statSync(join(root, f)).mtimeMs;
+    for (const [made, source] of [
+      ['services/gateway/src', 'services/gateway/src'],
+      ['packages/shared/src/wire', 'packages/shared/src/wire'],
+      ['package.json', 'package.json'],
+      ['services/agent-runner/package.json', 'services/agent-runner/package.json'],
+      ['services/gateway/src/app.js', 'services/gateway/src/app.ts'],
+    ] as const)
+      t.ok(Math.abs(mtime(ROOT, made) - mtime(repo, source)) < 1, `${made}: within a millisecond`);
+  },
+);
+
 // A tier pattern as a regular expression: "**" then "/" is any folders, "*" any part of a name
 // (all the patterns use); the last assertion below checks it reads them as tap does.
 function globRegExp(glob: string): RegExp {
