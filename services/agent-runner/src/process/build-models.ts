@@ -3,7 +3,7 @@ import type { MeshRedis } from '@agentmesh/shared/redis';
 import type { Agent } from 'undici';
 import type { ChatModel } from '../loop/model/chat-model.js';
 import { ConcurrencyLimitedModel } from '../loop/model/concurrency-limited-model.js';
-import { OpenAIChatModel } from '../loop/model/openai-chat-model.js';
+import { DEFAULT_MODEL_RETRY, OpenAIChatModel } from '../loop/model/openai-chat-model.js';
 
 /**
  * A chat model client per config model entry, by name: the OpenAI-compatible client unless a
@@ -17,14 +17,17 @@ export function buildModels(
     dispatcher: Agent;
     maxModelReplyBytes: number;
     modelIdleMs: number;
+    /** The first retry delay of a failed model attempt (RunnerLimits `modelRetryMs`). */
+    modelRetryMs: number;
     modelFactory?: ((config: ModelConfig) => ChatModel) | undefined;
   },
 ): Map<string, ChatModel> {
   const models = new Map<string, ChatModel>();
+  const retry = { ...DEFAULT_MODEL_RETRY, baseDelayMs: deps.modelRetryMs };
   for (const [name, m] of Object.entries(config.models)) {
     const client = deps.modelFactory
       ? deps.modelFactory(m)
-      : new OpenAIChatModel(m, deps.dispatcher, undefined, deps.maxModelReplyBytes, deps.modelIdleMs);
+      : new OpenAIChatModel(m, deps.dispatcher, retry, deps.maxModelReplyBytes, deps.modelIdleMs);
     models.set(
       name,
       m.maxConcurrency

@@ -129,6 +129,7 @@ export async function buildRunner(opts: RunnerOptions): Promise<Runner> {
     dispatcher,
     maxModelReplyBytes: limits.maxModelReplyBytes,
     modelIdleMs: limits.modelIdleMs,
+    modelRetryMs: limits.modelRetryMs,
     modelFactory: opts.modelFactory,
   });
   // The queues have a connection of their own (agent-queues.ts says why).

@@ -24,7 +24,8 @@ export interface RetryPolicy {
   maxDelayMs: number;
 }
 
-const DEFAULT_RETRY: RetryPolicy = { maxAttempts: 5, baseDelayMs: 250, maxDelayMs: 8000 };
+/** The retry policy of a runner's model calls; its first delay is the runner limit `modelRetryMs`. */
+export const DEFAULT_MODEL_RETRY: RetryPolicy = { maxAttempts: 5, baseDelayMs: 250, maxDelayMs: 8000 };
 
 /** Whether a response's content type is an event stream (a streamed reply); JSON is one answer. */
 const isEventStream = (type: string | string[] | undefined) =>
@@ -42,7 +43,7 @@ export class OpenAIChatModel implements ChatModel {
   constructor(
     private readonly config: ModelConfig,
     private readonly dispatcher?: Dispatcher,
-    private readonly retry: RetryPolicy = DEFAULT_RETRY,
+    private readonly retry: RetryPolicy = DEFAULT_MODEL_RETRY,
     /** `MESH_MAX_MODEL_REPLY_BYTES` (docs/reference/bounds.md). */
     private readonly maxReplyBytes: number = DEFAULT_MAX_MODEL_REPLY_BYTES,
     /** `MESH_MODEL_IDLE_SECONDS` in ms: how long an attempt may receive nothing. */

@@ -14,6 +14,7 @@ import type { DeltaOutlet } from '../deltas/delta-outlet.js';
 import type { Submission } from '../fast-path-ports.js';
 import type { RunnerMetrics } from '../metrics.js';
 import type { ChatModel } from '../model/chat-model.js';
+import { DEFAULT_MODEL_RETRY } from '../model/openai-chat-model.js';
 import { DEFAULT_REMOTE_WATCH_MS, type RemoteAgents } from '../remote/remote-agents.js';
 import type { ActivationStore } from '../store/activation-store.js';
 import type { ToolClient } from '../tools/tool-client.js';
@@ -34,6 +35,8 @@ export interface RunnerLimits {
   remoteWatchMs: number;
   /** How long a model request may receive nothing before the attempt fails (`model_timeout`). */
   modelIdleMs: number;
+  /** The delay before a failed model attempt is first retried; it doubles per attempt (with jitter) up to 8 s. */
+  modelRetryMs: number;
 }
 
 /** The defaults of the docs/reference/bounds.md limits, the same as serviceEnv's. */
@@ -43,6 +46,7 @@ export const DEFAULT_RUNNER_LIMITS = {
   remoteRequestMs: DEFAULT_REMOTE_REQUEST_SECONDS * 1000,
   remoteWatchMs: DEFAULT_REMOTE_WATCH_MS,
   modelIdleMs: DEFAULT_MODEL_IDLE_SECONDS * 1000,
+  modelRetryMs: DEFAULT_MODEL_RETRY.baseDelayMs,
 } as const;
 
 /** Limits as a runner is given them: the bounds of docs/reference/bounds.md may be left to their defaults. */
@@ -58,6 +62,7 @@ export function withDefaultLimits(limits: RunnerLimitsOptions): RunnerLimits {
     remoteRequestMs: limits.remoteRequestMs ?? DEFAULT_RUNNER_LIMITS.remoteRequestMs,
     remoteWatchMs: limits.remoteWatchMs ?? DEFAULT_RUNNER_LIMITS.remoteWatchMs,
     modelIdleMs: limits.modelIdleMs ?? DEFAULT_RUNNER_LIMITS.modelIdleMs,
+    modelRetryMs: limits.modelRetryMs ?? DEFAULT_RUNNER_LIMITS.modelRetryMs,
   };
 }
 
