@@ -23,12 +23,13 @@ const scriptA: FakeScript = (r) => {
   return { final: `boss got: ${toolMessagesOf(r)[0]?.content ?? ''}` };
 };
 
-// B's worker: answers, fails (a 400 from its model is not retried), or takes a minute.
+// B's worker: answers, fails (a 400 from its model is not retried), takes a minute, or takes 2 s:
+// twice A's watch (below), so A's child has parked for about a second before B answers.
 const scriptB: FakeScript = (r) => {
   const prompt = r.messages.find((m) => m.role === 'user')?.content ?? '';
   if (prompt.includes('fail')) return { status: 400, body: { error: { message: 'worker refuses' } } };
   if (prompt.includes('slow')) return { final: 'late', latencyMs: 60_000 };
-  if (prompt.includes('long')) return { final: 'worth the wait', latencyMs: 3000 };
+  if (prompt.includes('long')) return { final: 'worth the wait', latencyMs: 2000 };
   return { final: `four (from B, asked: ${prompt})` };
 };
 
@@ -246,7 +247,8 @@ t.test("cancelling A's root while the child is parked cancels B's task", async (
 t.test("the child's deadline cancels B's task and fails the delegation", async (t) => {
   const b = meshB!;
   const before = (await workerRuns(b)).length;
-  const id: string = (await meshA.invoke('boss', { prompt: 'slow, past the deadline' }, 'wait=0&timeout=3'))
+  // 2 s: past A's 1 s watch, so the child is parked when its deadline comes.
+  const id: string = (await meshA.invoke('boss', { prompt: 'slow, past the deadline' }, 'wait=0&timeout=2'))
     .json.id;
   const child = await childOf(id);
   const failed = await meshA.waitForStatus(child, 'failed', 60_000, () => 'the child to reach its deadline');
