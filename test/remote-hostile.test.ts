@@ -92,9 +92,12 @@ const remote = (name: string, extra = '') => `
     description: A remote agent.
     remote: {a2a: '${peer.origin}/${name === 'allowed' ? 'evil' : name}/card', headers: {authorization: 'Bearer s3cret'}${extra}}`;
 
+// The runner watches a remote task for 2.5 s before it parks the child and frees its slot (5 s in
+// production): longer than the 2 s deadlines below, so those end at the deadline, mid-request.
 const mesh = await startMesh(t, {
   script,
   concurrency: 2,
+  limits: { remoteWatchMs: 2500 },
   agentsYaml: `
   boss: {instructions: "@agent boss", subagents: [slow, silent, evil, hop, allowed]}
   echo: {instructions: "@agent echo"}
@@ -108,22 +111,25 @@ ${remote('allowed', `, allowedOrigins: ['${elsewhere.origin}']`)}
 
 const rpcs = (path: string) => peer.seen.filter((s) => s.url === path);
 
-for (const name of ['slow', 'silent']) {
-  t.test(`a ${name} remote agent ends at the deadline, and its request is closed`, async (t) => {
-    const started = await mesh.invoke('boss', { prompt: name }, 'wait=0&timeout=4');
-    const view = await mesh.waitForStatus(started.json.id, 'failed', 30_000);
-    t.equal(view.error.code, 'deadline_exceeded');
-    const child = (await mesh.get(`/invocations/${view.calls.find((c: any) => c.childId).childId}`)).json;
-    t.equal(child.status, 'failed');
-    t.equal(child.error.code, 'deadline_exceeded');
-    t.ok(rpcs(`/${name}/rpc`).length > 0, 'the message went out');
-    await waitUntil(
-      async () => rpcs(`/${name}/rpc`).every((s) => s.closed),
-      10_000,
-      () => `every request to /${name}/rpc to be closed by the runner`,
-    );
-  });
-}
+// The two peers at once (the runner's two slots hold one child each): each counts its own requests.
+t.test('slow and silent remote agents', { jobs: 2 }, async (t) => {
+  for (const name of ['slow', 'silent']) {
+    t.test(`a ${name} remote agent ends at the deadline, and its request is closed`, async (t) => {
+      const started = await mesh.invoke('boss', { prompt: name }, 'wait=0&timeout=2');
+      const view = await mesh.waitForStatus(started.json.id, 'failed', 30_000);
+      t.equal(view.error.code, 'deadline_exceeded');
+      const child = (await mesh.get(`/invocations/${view.calls.find((c: any) => c.childId).childId}`)).json;
+      t.equal(child.status, 'failed');
+      t.equal(child.error.code, 'deadline_exceeded');
+      t.ok(rpcs(`/${name}/rpc`).length > 0, 'the message went out');
+      await waitUntil(
+        async () => rpcs(`/${name}/rpc`).every((s) => s.closed),
+        10_000,
+        () => `every request to /${name}/rpc to be closed by the runner`,
+      );
+    });
+  }
+});
 
 t.test('slow remote peers never starve the runner: its slots serve other agents', async (t) => {
   // Four delegations to the slow peer on a runner of two slots, with a long deadline.
