@@ -8,8 +8,10 @@ export interface TimeoutSignal {
  * What `AbortSignal.any([signal, AbortSignal.timeout(ms)])` does, without what it costs on the hot
  * path: that timer lives (and holds its signal) for the whole timeout, even after the call ended,
  * and `any` keeps both sources linked; one model or tool call each made thousands of them pending
- * under load. Here the timer and the listener go at `clear()`. The timeout's reason is a
- * `TimeoutError` DOMException, like AbortSignal.timeout's.
+ * under load. Here the timer and the listener go at `clear()`, and either goes as soon as the other
+ * fired: a caller's abort does not leave the timer holding the process (a remote request aborted
+ * while its body streamed kept a 30 s timer, and a runner's exit waited for it). The timeout's reason
+ * is a `TimeoutError` DOMException, like AbortSignal.timeout's.
  */
 export function timeoutSignal(signal: AbortSignal, ms: number): TimeoutSignal {
   const controller = new AbortController();
@@ -17,11 +19,14 @@ export function timeoutSignal(signal: AbortSignal, ms: number): TimeoutSignal {
     controller.abort(signal.reason);
     return { signal: controller.signal, clear() {} };
   }
-  const onAbort = () => controller.abort(signal.reason);
-  const timer = setTimeout(
-    () => controller.abort(new DOMException('The operation was aborted due to timeout', 'TimeoutError')),
-    ms,
-  );
+  const onAbort = () => {
+    clearTimeout(timer);
+    controller.abort(signal.reason);
+  };
+  const timer = setTimeout(() => {
+    signal.removeEventListener('abort', onAbort);
+    controller.abort(new DOMException('The operation was aborted due to timeout', 'TimeoutError'));
+  }, ms);
   signal.addEventListener('abort', onAbort, { once: true });
   return {
     signal: controller.signal,
