@@ -19,6 +19,7 @@ import { Waiters } from './invocations/waiters.js';
 import { MeshState } from './mesh-state.js';
 import { installAuth } from './setup/auth.js';
 import { syncCatalogue } from './setup/catalogue-sync.js';
+import { closeConnectionsOnEnd } from './setup/close-connections.js';
 import { registerConsole } from './setup/console.js';
 import { registerDocs } from './setup/docs.js';
 import { installErrorHandler } from './setup/error-handler.js';
@@ -126,8 +127,10 @@ export async function buildGateway(opts: GatewayOptions): Promise<Gateway> {
   installValidator(app);
   app.setSerializerCompiler(() => (data) => JSON.stringify(data));
   app.addSchema({ $id: 'ErrorBody', ...ErrorBodySchema });
-  // While closing, answers end their keep-alive connections, so close() need not wait them out.
+  // While closing, answers end their keep-alive connections, so close() need not wait them out;
+  // those already open then (streams) drop theirs as they end (close-connections.ts).
   let closing = false;
+  closeConnectionsOnEnd(app);
   app.addHook('onSend', async (_req, reply) => {
     if (closing) reply.header('connection', 'close');
   });

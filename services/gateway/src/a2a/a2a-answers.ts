@@ -72,7 +72,10 @@ export async function answerRpc(
   const release = STREAMING.has(String(method)) ? opts.slots.acquire(req.meshCaller.owner) : undefined;
   reply.hijack();
   const res = reply.raw;
+  const end = () => ended.abort();
+  opts.open.add(end);
   res.on('close', () => {
+    opts.open.delete(end);
     ended.abort();
     release?.();
   });

@@ -21,6 +21,12 @@ export interface A2aRoutesOptions {
   /** A streaming answer follows the root's text through these (docs/guides/streaming.md#a2a). */
   streams: TreeStreams;
   watches: WatchKeeper;
+  /**
+   * The end of every response still streaming a tree (TreeStreaming's `open`): closing the gateway
+   * ends each request's following, so a streaming answer ends and a blocking one answers the task
+   * as it stands rather than holding the shutdown until its invocation ends.
+   */
+  open: Set<() => void>;
   /** MESH_API_KEYS is set: the card declares the bearer scheme. */
   auth: boolean;
   /** The base URL clients reach the gateway at (MESH_PUBLIC_URL); else the request's own origin. */

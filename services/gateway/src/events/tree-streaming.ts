@@ -27,14 +27,18 @@ export interface TreeStreaming {
   streams: TreeStreams;
   /** How an SSE answer is written: its buffer bound, heartbeats, a slow client's patience. */
   serve: Pick<ServeTreeStream, 'bufferBytes' | 'heartbeatMs' | 'slowClientMs'>;
-  /** The end of every response still streaming a tree, by the function that ends it. */
+  /**
+   * The end of every response still streaming a tree, by the function that ends it: event and
+   * invoke streams, streamed chat completions, A2A requests (MCP calls end with their tree streams).
+   */
   open: Set<() => void>;
 }
 
 /**
  * Builds what the streaming routes share and ends it with the gateway: open streams in `preClose`
  * (fastify runs `onClose` only after its open connections end, so an open stream would hold the
- * gateway's closing until its invocation ended), the watch refreshes in `onClose`.
+ * gateway's closing until its invocation ended), the watch refreshes in `onClose`. Their
+ * connections close as their answers end (setup/close-connections.ts), not on the clients' keep-alive.
  */
 export function installTreeStreaming(
   app: FastifyInstance,

@@ -27,6 +27,11 @@ export interface OpenAiRoutesOptions {
   defaultTimeoutSeconds: number;
   /** How often an idle stream sends a comment (default 15 s). */
   heartbeatMs?: number;
+  /**
+   * The end of every response still streaming a tree (TreeStreaming's `open`): closing the gateway
+   * ends the open streamed completions (each tells its client why) in its `preClose`.
+   */
+  open: Set<() => void>;
 }
 
 interface ChatBody {
@@ -63,12 +68,6 @@ export const openAiRoutes: FastifyPluginAsync<OpenAiRoutesOptions> = async (app,
   // When this gateway started: the `created` of every model.
   const created = Math.floor(Date.now() / 1000);
   app.addHook('onSend', toOpenAiErrors);
-  // Closing the gateway ends its open streams (each tells its client why) before the server waits
-  // for its connections to end: `preClose`, as `onClose` runs only after that.
-  const open = new Set<() => void>();
-  app.addHook('preClose', async () => {
-    for (const end of open) end();
-  });
   installNotFound(app);
 
   const ready = () => {
@@ -208,7 +207,7 @@ export const openAiRoutes: FastifyPluginAsync<OpenAiRoutesOptions> = async (app,
       // As invoke's (docs/reference/rest-api.md): a repeated key answers the invocation it started.
       const idempotencyKey = idempotencyKeyOf(req.headers);
       if (body.stream === true) {
-        const deps = { ...opts, heartbeatMs: opts.heartbeatMs ?? 15_000, open };
+        const deps = { ...opts, heartbeatMs: opts.heartbeatMs ?? 15_000 };
         const includeUsage = body.stream_options?.include_usage === true;
         return streamCompletion(deps, req, reply, agent, chat, {
           timeoutMs,

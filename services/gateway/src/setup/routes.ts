@@ -88,6 +88,7 @@ export async function registerRoutes(
     slots: streaming.slots,
     streams: streaming.streams,
     watches: streaming.watches,
+    open: streaming.open,
     invocations,
     hub: d.hub,
     keys,
@@ -102,6 +103,7 @@ export async function registerRoutes(
     slots: streaming.slots,
     watches: streaming.watches,
     source: treeStreamSource(streaming.streams),
+    open: streaming.open,
     defaultTimeoutSeconds: opts.defaultTimeoutSeconds,
     ...(opts.heartbeatMs === undefined ? {} : { heartbeatMs: opts.heartbeatMs }),
   });
