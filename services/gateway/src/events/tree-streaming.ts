@@ -29,7 +29,7 @@ export interface TreeStreaming {
   serve: Pick<ServeTreeStream, 'bufferBytes' | 'heartbeatMs' | 'slowClientMs'>;
   /**
    * The end of every response still streaming a tree, by the function that ends it: event and
-   * invoke streams, streamed chat completions, A2A requests (MCP calls end with their tree streams).
+   * invoke streams, streamed chat completions, A2A requests and MCP calls.
    */
   open: Set<() => void>;
 }

@@ -28,6 +28,11 @@ export interface CallAgentDeps {
   watches: WatchKeeper;
   /** The gateway's open streams: a call with a progress token takes one, as an event stream does. */
   slots: StreamSlots;
+  /**
+   * The end of every answer still following a tree (TreeStreaming's `open`): closing the gateway
+   * ends each call's wait, which then answers with the invocation as it stands (it goes on).
+   */
+  open: Set<() => void>;
 }
 
 /** One tools/call as the route received it. */
@@ -94,6 +99,9 @@ export async function callAgent(deps: CallAgentDeps, call: AgentCall): Promise<C
   });
   const onGone = () => wait.abort();
   call.signal.addEventListener('abort', onGone, { once: true });
+  // Registered before the invocation starts: a wait that began after the gateway's closing ended
+  // the open tree streams would otherwise follow its invocation on, holding the closing.
+  deps.open.add(onGone);
   // With progress, the tree is watched before the invocation exists (its first deltas are
   // published), and its stream is the wait: it ends after the root's terminal status.
   let unwatch: (() => void) | undefined;
@@ -129,6 +137,7 @@ export async function callAgent(deps: CallAgentDeps, call: AgentCall): Promise<C
     release?.();
     unwatch?.();
     untrack();
+    deps.open.delete(onGone);
     call.signal.removeEventListener('abort', onGone);
   }
 }

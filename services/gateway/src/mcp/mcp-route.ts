@@ -25,7 +25,7 @@ export interface McpRoutesOptions {
    * A tools/call with a progress token follows the root's text through these streams, takes a
    * stream slot, and sends within the stream buffer bound (`serve.bufferBytes`), as every stream.
    */
-  streaming: Pick<TreeStreaming, 'streams' | 'watches' | 'slots' | 'serve'>;
+  streaming: Pick<TreeStreaming, 'streams' | 'watches' | 'slots' | 'serve' | 'open'>;
 }
 
 /**
@@ -85,6 +85,7 @@ export const mcpRoutes: FastifyPluginAsync<McpRoutesOptions> = async (app, opts)
     streams: opts.streaming.streams,
     watches: opts.streaming.watches,
     slots: opts.streaming.slots,
+    open: opts.streaming.open,
   };
   const bufferBytes = opts.streaming.serve.bufferBytes;
 
