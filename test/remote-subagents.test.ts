@@ -3,6 +3,7 @@
 // key, from an env-expanded header). B starts only after A already delegated: the card is fetched
 // lazily, with retries. The answer comes back; B's failure is A's failed delegation with B's
 // reason; cancelling A's root cancels B's task; the remote agent is listed like any sub-agent.
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { keyLayout, rootOf } from '@agentmesh/shared';
 import t from 'tap';
 import { type FakeScript, toolMessagesOf, turnOf } from './support/fake-model.js';
@@ -228,6 +229,33 @@ t.test('a long remote task parks the child (no worker slot) and wakes it when B 
     'recoveries',
   );
   t.equal(Number(recoveries ?? 0), 0, 'parking is no crash: nothing was recovered');
+});
+
+// A runner watches a parked child's remote task in the background (ParkedWatches), so the answer
+// or a cancellation wakes the child at once rather than at the end of its delay (a second here).
+// The watch is a SubscribeToTask stream open at B while the child waits: it is seen there.
+t.test("a parked child's remote task is watched in the background while the child waits", async (t) => {
+  const b = meshB!;
+  const inFlight = new Set<object>();
+  const onRequest = (req: IncomingMessage, res: ServerResponse) => {
+    if (req.method !== 'POST' || !req.url?.startsWith('/a2a/worker')) return;
+    inFlight.add(res);
+    res.once('close', () => inFlight.delete(res));
+  };
+  b.gateway.app.server.on('request', onRequest);
+  t.teardown(() => b.gateway.app.server.off('request', onRequest));
+  const id: string = (await meshA.invoke('boss', { prompt: 'slow, watch me' }, 'wait=0')).json.id;
+  t.teardown(async () => {
+    await meshA.request('DELETE', `/invocations/${id}`);
+    await meshA.waitForStatus(id, 'cancelled', 60_000);
+  });
+  const child = await childOf(id);
+  await meshA.waitForStatus(child, 'waiting', 30_000, () => 'the child to park');
+  // Past the moment the activation's own requests, cut off at its watch's end, are closed at B.
+  await new Promise((r) => setTimeout(r, 200));
+  const watched = inFlight.size;
+  t.equal((await meshA.get(`/invocations/${child}`)).json.status, 'waiting', 'the child still waits');
+  t.ok(watched >= 1, `B has a request of A open while the child waits (${watched})`);
 });
 
 t.test("cancelling A's root while the child is parked cancels B's task", async (t) => {

@@ -62,9 +62,20 @@ export async function runRemoteAgent(run: AgentRun, remote: RemoteAgents): Promi
       await ctx.store.record(activation, record); // refused (cancelled) when the flag is up: caught below
     }
     const taskId = record.providerId!;
-    const task = await retryRemote(() => watchRemoteTask(client, taskId, until, bounded), until, signal);
-    const outcome = remoteOutcome(agent, task);
-    if (outcome.kind === 'pending') return park(run, remote, { client, taskId });
+    const task = await retryRemote(
+      () => watchRemoteTask(client, taskId, until, bounded),
+      until,
+      signal,
+    ).catch((e: unknown) => {
+      // The watch's window closed at `until` mid-request (its timer and the watch's own fire
+      // together): the task is as pending as when the window closes between requests, and is
+      // watched on in the background while the child is parked; before, this parked it as for an
+      // unreachable remote, without that watch, so it woke only at the end of its delay.
+      if (bounded.aborted && !signal.aborted && Date.now() < s.deadline) return undefined;
+      throw e;
+    });
+    const outcome = task === undefined ? undefined : remoteOutcome(agent, task);
+    if (outcome === undefined || outcome.kind === 'pending') return park(run, remote, { client, taskId });
     return settle(run, record, outcome);
   } catch (e) {
     if (isMeshError(e, 'cancelled')) {
