@@ -1,5 +1,5 @@
 // What the loop asks of the queue fast path (queue/fast-path): shapes declared here and filled in
-// there, so the loop imports nothing of the queue (test/runner-layers.test.ts). With
+// there, so the loop imports nothing of the queue (test/repo-rules.test.ts). With
 // MESH_QUEUE_FASTPATH off none of them is given, and the loop runs on BullMQ's public API alone.
 import type { Job } from 'bullmq';
 import type { ChildJob } from './steps/child-jobs.js';
