@@ -1,7 +1,7 @@
 // Upstream #1114 ToolCallActionSubagentTest, through the real mesh. Not ported here:
 // rejectsAResultJsonCannotExpress / rejectsACyclicResult / absorbsAStackOverflow… need a result a
 // model cannot produce (a ReAct child's output is JSON text): the normalizer pins them in
-// packages/shared/test/json-*.test.ts and code agents will reach them end to end.
+// packages/shared/test/json.test.ts and code agents will reach them end to end.
 // refusesAnAgentResourceThatCarriesNoCallableSetup maps to an undeclared sub-agent below;
 // propagatesInterruption… is the cancellation work of the durability issue.
 import t from 'tap';

@@ -1,5 +1,5 @@
 // The pure core of agentmesh: schemas, config, the plan, normalization, decisions, errors, the key
-// layout. No Redis client is reachable from here (packages/shared/test/pure-entry.test.ts reads the
+// layout. No Redis client is reachable from here (packages/shared/test/package.test.ts reads the
 // imports): what talks to Redis — connections, stores, Lua steps — is @agentmesh/shared/redis
 // (redis-side.ts).
 export * from './approvals/approval-fields.js';

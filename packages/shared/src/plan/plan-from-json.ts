@@ -7,7 +7,7 @@ import type { AgentPlan, MeshPlan } from './types.js';
 
 /**
  * Reads a plan written by planToJSON. Not in the package barrel: no service exchanges plans; the
- * cross-language plan format is kept for the upstream contracts pinned in plan-json.test.ts. Refuses anything else with `invalid_config` (not JSON, wrong
+ * cross-language plan format is kept for the upstream contracts pinned in packages/shared/test/plan.test.ts. Refuses anything else with `invalid_config` (not JSON, wrong
  * shape, an entry whose hash does not match its definition) and an unknown version with
  * `unsupported_version`.
  */

@@ -1,4 +1,6 @@
-// callDetailOf: what one call did, from the records alone (docs/guides/console.md).
+// A call's detail (src/calls/): callDetailOf, what one call did, from the records alone
+// (docs/guides/console.md), and cutLongText, which cuts its long strings.
+
 import t from 'tap';
 import { callDetailOf } from '../src/calls/call-detail-of.js';
 import { cutLongText } from '../src/calls/cut-long-text.js';
