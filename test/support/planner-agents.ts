@@ -1,7 +1,7 @@
 // The agents the REST description tests share (a planner with two tools and two sub-agents, one
 // with its own input and output schema): their mesh.yaml entries, the tools' input schemas, and
 // what GET /agents/planner must answer — on a gateway alone (services/gateway/test/agents.test.ts)
-// and on a whole mesh, where the model must receive the same callables (test/gateway-agents.test.ts).
+// and on a whole mesh, where the model must receive the same callables (test/gateway-invocations.test.ts).
 
 export const pathInput = { type: 'object', properties: { path: { type: 'string' } }, required: ['path'] };
 export const promptInput = {
