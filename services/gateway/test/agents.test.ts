@@ -1,6 +1,6 @@
 // GET /agents, /agents/{name}, /docs, /docs/json, /healthz and /metrics
 // (docs/reference/rest-api.md): each agent's schemas and callables, and an OpenAPI operation per
-// agent; on a gateway without runners (test/gateway-agents.test.ts checks the model receives
+// agent; on a gateway without runners (test/gateway-invocations.test.ts checks the model receives
 // exactly these callables).
 
 import {

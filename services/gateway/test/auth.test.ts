@@ -1,6 +1,6 @@
 // MESH_API_KEYS (docs/reference/rest-api.md, Auth): every route but /healthz, /readyz and /metrics
 // demands a bearer key; a scoped key sees and uses only its agents. What a key may do with the
-// invocations it started, which needs them to run, is test/gateway-auth.test.ts.
+// invocations it started, which needs them to run, is test/gateway-edge.test.ts.
 import { parseApiKeys } from '@agentmesh/shared';
 import t from 'tap';
 import { buildGateway } from '../src/index.js';
@@ -83,7 +83,7 @@ t.test('/healthz, /readyz, /metrics and the Swagger UI page need no key', async 
     const res = await mesh.app.inject({ method: 'GET', url });
     t.equal(res.statusCode, 200, url);
   }
-  // No runner here: /readyz answers its own 503, not 401 (test/gateway-auth.test.ts sees its 200).
+  // No runner here: /readyz answers its own 503, not 401 (test/gateway-edge.test.ts sees its 200).
   const ready = await mesh.app.inject({ method: 'GET', url: '/readyz' });
   t.equal(ready.statusCode, 503, '/readyz');
   t.equal(ready.json().error.code, 'unavailable');
@@ -115,7 +115,7 @@ t.test('a scoped key gets 403 forbidden for any other agent, before its body is 
   t.equal((await mesh.invoke('ghost', { prompt: 'x' }, 'wait=0', scoped)).json.error.code, 'agent_not_found');
   t.equal((await mesh.get('/agents/echo', scoped)).status, 200);
   const ok = await mesh.invoke('echo', { prompt: 'x' }, 'wait=0', scoped);
-  t.equal(ok.status, 202, 'its own agent is accepted (test/gateway-auth.test.ts runs it)');
+  t.equal(ok.status, 202, 'its own agent is accepted (test/gateway-edge.test.ts runs it)');
   t.equal(await mesh.queued('planner'), 0, 'planner was never queued');
 });
 

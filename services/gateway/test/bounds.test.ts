@@ -17,7 +17,7 @@ const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gateway-bounds-'));
 const codeAgent = path.join(dir, 'any-input.mjs');
 fs.writeFileSync(codeAgent, "export default { run: async (input) => 'got ' + typeof input };\n");
 
-// No runner: an accepted invocation stays queued (test/gateway-bounds.test.ts runs what needs one).
+// No runner: an accepted invocation stays queued (test/gateway-edge.test.ts runs what needs one).
 const mesh = await startGateway(t, {
   agentsYaml: `
   chat: {description: Chats., instructions: "@agent chat"}

@@ -1,7 +1,7 @@
 // Idempotency-Key on POST /agents/{name}/invoke (docs/reference/rest-api.md): same key, same agent,
 // same API key → the same invocation and one job, also under concurrent duplicates; another body →
 // 422. On a gateway without runners, so every invocation stays queued; that a duplicate waits for
-// the one run, and the model runs once, is test/gateway-idempotency.test.ts.
+// the one run, and the model runs once, is test/gateway-invocations.test.ts.
 import { createHash } from 'node:crypto';
 import { canonicalJson } from '@agentmesh/shared';
 import t from 'tap';
