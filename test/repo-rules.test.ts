@@ -551,6 +551,21 @@ t.test('a clone explains itself: its docs are all in it and reachable', async (t
     t.strictSame([...missing], []);
   });
 
+  // Test files are merged and renamed as the tiers are kept fast (docs/guides/testing.md): a
+  // comment or page that names a test file by its path from the root must name one that exists.
+  // The saved bench runs are history and keep the names of their day.
+  t.test('every test file a file names exists', async (t) => {
+    const files = new Set(tracked);
+    const missing = new Set<string>();
+    for (const f of own.filter((f) => !f.startsWith('bench/results/'))) {
+      const named = /(?<![\w/.-])(?:(?:packages|services)\/[\w-]+\/)?test\/[\w/.-]+\.test\.ts\b/g;
+      for (const [path] of fileText(f).matchAll(named)) {
+        if (!files.has(path)) missing.add(`${f}: ${path}`);
+      }
+    }
+    t.strictSame([...missing], []);
+  });
+
   t.test('the README fits on a screen and reaches every page of docs/', async (t) => {
     const readme = fileText('README.md');
     t.ok(readme.split('\n').length <= 200, `README.md has ${readme.split('\n').length} lines`);
