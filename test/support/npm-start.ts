@@ -6,6 +6,20 @@ import { fileURLToPath } from 'node:url';
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/**
+ * Waits for `promise`, or `ms` at most, and clears its timer either way: a bare
+ * `Promise.race([p, sleep(ms)])` leaves the timer pending, which keeps the test process alive for
+ * the rest of `ms` after its last test (30 s per file with a 30 s grace).
+ */
+export async function within(promise: Promise<unknown>, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    await Promise.race([promise, new Promise((r) => (timer = setTimeout(r, ms)))]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 /** A running `npm start`: its output so far, its exit, and a kill for the whole group. */
 export interface NpmStart {
   pgid: number;
@@ -120,7 +134,7 @@ export async function stopNpmStart(npm: NpmStart, graceMs = 30_000): Promise<voi
   } catch {
     // gone already
   }
-  await Promise.race([npm.exited, sleep(graceMs)]);
+  await within(npm.exited, graceMs);
   const redis = redisPort
     ? processes('-e')
         .filter((p) => p.includes(`redis-server 127.0.0.1:${redisPort}`))
