@@ -12,7 +12,7 @@ import { assemble, type Chunk, checkChunkedAnswer } from './support/a2a-chunks.j
 import { a2aPart, a2aSend } from './support/a2a-message.js';
 import { brokenAttempt, deltaChunk, isFirstAttempt, stalledReply } from './support/broken-stream.js';
 import { type FakeScript, sseEvent, toolMessagesOf, turnOf } from './support/fake-model.js';
-import { listenGateway, startMesh } from './support/mesh.js';
+import { listen, listenGateway, startMesh } from './support/mesh.js';
 import { monitorRedis } from './support/redis-monitor.js';
 import { waitUntil } from './support/wait-until.js';
 
@@ -54,8 +54,7 @@ t.test(
       apiKeys: 'all-key,echo-key=echo',
       headers: { authorization: 'Bearer all-key' },
     });
-    await mesh.gateway.app.listen({ port: 0, host: '127.0.0.1' });
-    const base = `http://127.0.0.1:${(mesh.gateway.app.server.address() as { port: number }).port}`;
+    const base = await listen(mesh);
 
     const withKey =
       (key: string): typeof fetch =>
@@ -317,8 +316,7 @@ t.test("SendStreamingMessage streams the root's answer as artifact chunks as it 
   };
 
   const mesh = await startMesh(t, { agentsYaml, script });
-  await mesh.gateway.app.listen({ port: 0, host: '127.0.0.1' });
-  const base = `http://127.0.0.1:${(mesh.gateway.app.server.address() as { port: number }).port}`;
+  const base = await listen(mesh);
   const connect = (agent: string) =>
     new ClientFactory({ transports: [new JsonRpcTransportFactory({})] }).createFromUrl(
       `${base}/a2a/${agent}/.well-known/agent-card.json`,
@@ -510,8 +508,7 @@ t.test(
         },
       ],
     });
-    await mesh.gateway.app.listen({ port: 0, host: '127.0.0.1' });
-    const base = `http://127.0.0.1:${(mesh.gateway.app.server.address() as { port: number }).port}`;
+    const base = await listen(mesh);
     const { base: other } = await listenGateway(t, mesh, { apiKeys: 'all-key' });
 
     /** One A2A request a client sent: where, which method, and how it was answered. */
@@ -774,8 +771,7 @@ t.test(
 `,
       script: (r) => ({ final: r.messages.at(-1)?.content === 'big' ? big : 'hello' }),
     });
-    await mesh.gateway.app.listen({ port: 0, host: '127.0.0.1' });
-    const base = `http://127.0.0.1:${(mesh.gateway.app.server.address() as { port: number }).port}`;
+    const base = await listen(mesh);
     const client = await new ClientFactory({ transports: [new JsonRpcTransportFactory({})] }).createFromUrl(
       `${base}/a2a/echo/.well-known/agent-card.json`,
       '',

@@ -5,7 +5,7 @@
 import type { Request } from 'playwright-core';
 import t from 'tap';
 import { hasChromium, openConsole } from './support/console-browser.js';
-import { startMesh } from './support/mesh.js';
+import { listen, startMesh } from './support/mesh.js';
 
 const MINE = 'key-one';
 const THEIRS = 'key-two';
@@ -23,8 +23,7 @@ if (!hasChromium()) {
   const theirs = (
     await mesh.invoke('echo', { prompt: 'theirs' }, 'wait=30', { authorization: `Bearer ${THEIRS}` })
   ).json.id as string;
-  await mesh.gateway.app.listen({ port: 0, host: '127.0.0.1' });
-  const base = `http://127.0.0.1:${(mesh.gateway.app.server.address() as { port: number }).port}`;
+  const base = await listen(mesh);
   const ui = await openConsole(t, base);
   const { page } = ui;
   const sent: Request[] = [];

@@ -6,7 +6,7 @@
 import t from 'tap';
 import { type ConsolePage, hasChromium, openConsole, treeOf } from './support/console-browser.js';
 import { type SeenRequest, toolMessagesOf, turnOf } from './support/fake-model.js';
-import { startMesh, type TestMesh } from './support/mesh.js';
+import { listen, startMesh, type TestMesh } from './support/mesh.js';
 import { startTcpProxy } from './support/tcp-proxy.js';
 import { waitUntil } from './support/wait-until.js';
 
@@ -125,8 +125,7 @@ if (!hasChromium()) {
       },
     ],
   });
-  await mesh.gateway.app.listen({ port: 0, host: '127.0.0.1' });
-  const base = `http://127.0.0.1:${(mesh.gateway.app.server.address() as { port: number }).port}`;
+  const base = await listen(mesh);
   const ui = await openConsole(t, base);
   const { page } = ui;
   const node = (id: string) => page.locator(`[data-role="node"][data-invocation-id="${id}"]`);

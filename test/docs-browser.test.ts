@@ -5,7 +5,7 @@ import fs from 'node:fs';
 import { chromium } from 'playwright-core';
 import t from 'tap';
 import { AGENTS, openapiMesh } from './fixtures/openapi-client/openapi-mesh.js';
-import { startMesh } from './support/mesh.js';
+import { listen, startMesh } from './support/mesh.js';
 
 const CHROMIUM = '/usr/bin/chromium';
 
@@ -16,8 +16,7 @@ if (!fs.existsSync(CHROMIUM) && !process.env.CI) {
   );
 } else {
   const mesh = await startMesh(t, openapiMesh);
-  await mesh.gateway.app.listen({ port: 0, host: '127.0.0.1' });
-  const base = `http://127.0.0.1:${(mesh.gateway.app.server.address() as { port: number }).port}`;
+  const base = await listen(mesh);
   const browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
   t.teardown(() => browser.close());
   const page = await browser.newPage();

@@ -6,7 +6,7 @@
 import { keyLayout } from '@agentmesh/shared';
 import t from 'tap';
 import { turnOf } from './support/fake-model.js';
-import { listenGateway, startMesh } from './support/mesh.js';
+import { listen, listenGateway, startMesh } from './support/mesh.js';
 import { openSse, type SseEvent } from './support/sse.js';
 import { waitUntil } from './support/wait-until.js';
 
@@ -55,8 +55,7 @@ t.test(
                 ? { calls: [{ name: '_subagent_child', args: { prompt: 'x' } }] }
                 : { final: 'parent answer' },
         });
-        await mesh.gateway.app.listen({ port: 0, host: '127.0.0.1' });
-        const base = `http://127.0.0.1:${(mesh.gateway.app.server.address() as { port: number }).port}`;
+        const base = await listen(mesh);
         const started = await mesh.invoke('parent', { prompt: 'go' }, 'wait=0');
         const id = started.json.id as string;
         const events = await readEvents(`${base}/invocations/${id}/events`);

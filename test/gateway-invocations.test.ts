@@ -3,11 +3,10 @@
 // an agent's description against what its model receives, and Idempotency-Key with runs. Each former
 // file's tests are one heading subtest below, with its own mesh, started in it and stopped at its end.
 import { createHash } from 'node:crypto';
-import type { AddressInfo } from 'node:net';
 import { canonicalJson, keyLayout } from '@agentmesh/shared';
 import t from 'tap';
 import { type SeenRequest, toolMessagesOf, turnOf } from './support/fake-model.js';
-import { startMesh } from './support/mesh.js';
+import { listen, startMesh } from './support/mesh.js';
 import { PLANNER_AGENTS_YAML, pathInput, planner, searchInput } from './support/planner-agents.js';
 
 // The caller of the sections with MESH_API_KEYS, and the owner hash the gateway stores for a key.
@@ -147,8 +146,7 @@ t.test(
     t.test(
       'over real HTTP the answer waits for the end, and a 202 carries its Location header',
       async (t) => {
-        await mesh.gateway.app.listen({ port: 0, host: '127.0.0.1' });
-        const base = `http://127.0.0.1:${(mesh.gateway.app.server.address() as AddressInfo).port}`;
+        const base = await listen(mesh);
         const post = (agent: string, query: string) =>
           fetch(`${base}/agents/${agent}/invoke?${query}`, {
             method: 'POST',

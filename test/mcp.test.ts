@@ -8,7 +8,7 @@ import { McpError, type Progress } from '@modelcontextprotocol/sdk/types.js';
 import t, { type Test } from 'tap';
 import { brokenAttempt, isFirstAttempt, stalledReply } from './support/broken-stream.js';
 import type { FakeScript } from './support/fake-model.js';
-import { listenGateway, startMesh } from './support/mesh.js';
+import { listen, listenGateway, startMesh } from './support/mesh.js';
 import { waitUntil } from './support/wait-until.js';
 
 /** A tools/call result's text. */
@@ -60,8 +60,7 @@ t.test(
       apiKeys: 'all-key,echo-key=echo',
       headers: { authorization: 'Bearer all-key' },
     });
-    await mesh.gateway.app.listen({ port: 0, host: '127.0.0.1' });
-    const base = `http://127.0.0.1:${(mesh.gateway.app.server.address() as { port: number }).port}`;
+    const base = await listen(mesh);
 
     /** An MCP client of the SDK connected to `url`'s /mcp with `key`; closed at teardown. */
     async function connect(t: Test, key: string, url = base): Promise<Client> {
@@ -359,8 +358,7 @@ t.test("a tools/call with a progress token gets the root's text so far before it
   };
 
   const mesh = await startMesh(t, { agentsYaml, script });
-  await mesh.gateway.app.listen({ port: 0, host: '127.0.0.1' });
-  const base = `http://127.0.0.1:${(mesh.gateway.app.server.address() as { port: number }).port}`;
+  const base = await listen(mesh);
 
   async function connect(t: Test, url = base): Promise<Client> {
     const client = new Client({ name: 'mcp-progress-test', version: '1.0.0' });

@@ -9,7 +9,7 @@ import { keyLayout } from '@agentmesh/shared';
 import OpenAI, { APIError } from 'openai';
 import t, { type Test } from 'tap';
 import { type FakeScript, type SeenRequest, turnOf } from './support/fake-model.js';
-import { listenGateway, startMesh } from './support/mesh.js';
+import { listen, listenGateway, startMesh } from './support/mesh.js';
 import { monitorRedis } from './support/redis-monitor.js';
 import { waitUntil } from './support/wait-until.js';
 
@@ -56,8 +56,7 @@ const mesh = await startMesh(t, {
   apiKeys: 'all-key,chat-key=chat',
   headers: { authorization: 'Bearer all-key' },
 });
-await mesh.gateway.app.listen({ port: 0, host: '127.0.0.1' });
-const base = `http://127.0.0.1:${(mesh.gateway.app.server.address() as { port: number }).port}`;
+const base = await listen(mesh);
 const client = (apiKey = 'all-key') => new OpenAI({ apiKey, baseURL: `${base}/v1`, maxRetries: 0 });
 const openai = client();
 

@@ -11,7 +11,7 @@ import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
 import t from 'tap';
 import { openapiMesh } from './fixtures/openapi-client/openapi-mesh.js';
-import { startMesh } from './support/mesh.js';
+import { listen, startMesh } from './support/mesh.js';
 
 const run = promisify(execFile);
 const root = path.resolve(import.meta.dirname, '..');
@@ -33,8 +33,7 @@ type Doc = {
 };
 
 const mesh = await startMesh(t, openapiMesh);
-await mesh.gateway.app.listen({ port: 0, host: '127.0.0.1' });
-const base = `http://127.0.0.1:${(mesh.gateway.app.server.address() as { port: number }).port}`;
+const base = await listen(mesh);
 const doc = (await (await fetch(`${base}/docs/json`)).json()) as Doc;
 
 // The program's directory: the generated types, the program, and this repo's node_modules.

@@ -2,11 +2,10 @@
 // invocation's stream, children's too. The refusals are services/gateway/test/openapi-errors.test.ts.
 import t from 'tap';
 import { openapiMesh } from './fixtures/openapi-client/openapi-mesh.js';
-import { startMesh } from './support/mesh.js';
+import { listen, startMesh } from './support/mesh.js';
 
 const mesh = await startMesh(t, openapiMesh);
-await mesh.gateway.app.listen({ port: 0, host: '127.0.0.1' });
-const base = `http://127.0.0.1:${(mesh.gateway.app.server.address() as { port: number }).port}`;
+const base = await listen(mesh);
 
 interface SseEvent {
   id: string;

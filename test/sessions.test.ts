@@ -10,7 +10,7 @@ import { ClientFactory, JsonRpcTransportFactory } from '@a2a-js/sdk/client';
 import t from 'tap';
 import { a2aSend } from './support/a2a-message.js';
 import type { SeenRequest } from './support/fake-model.js';
-import { startMesh } from './support/mesh.js';
+import { listen, startMesh } from './support/mesh.js';
 import { waitUntil } from './support/wait-until.js';
 
 const chat = '  chat: {description: Chats., instructions: "@agent chat"}\n';
@@ -344,8 +344,7 @@ t.test("a session's turns: history, validation, ownership, multitask modes, code
 
   t.test("an A2A message's contextId is the session", async (t) => {
     const mesh = await startMesh(t, { agentsYaml: chat, script: answerTo });
-    await mesh.gateway.app.listen({ port: 0, host: '127.0.0.1' });
-    const base = `http://127.0.0.1:${(mesh.gateway.app.server.address() as { port: number }).port}`;
+    const base = await listen(mesh);
     const client = await new ClientFactory({ transports: [new JsonRpcTransportFactory({})] }).createFromUrl(
       `${base}/a2a/chat/.well-known/agent-card.json`,
       '',

@@ -6,7 +6,7 @@ import { keyLayout } from '@agentmesh/shared';
 import t, { type Test } from 'tap';
 import { brokenAttempt, isFirstAttempt } from './support/broken-stream.js';
 import { type FakeScript, turnOf } from './support/fake-model.js';
-import { startMesh, type TestMesh } from './support/mesh.js';
+import { listen, startMesh, type TestMesh } from './support/mesh.js';
 import { monitorRedis } from './support/redis-monitor.js';
 import { openSse, type SseEvent } from './support/sse.js';
 import { waitUntil } from './support/wait-until.js';
@@ -209,8 +209,7 @@ t.test("a model call's first piece goes out at once, as a delta of its own", asy
 `,
     script,
   });
-  await mesh.gateway.app.listen({ port: 0, host: '127.0.0.1' });
-  const base = `http://127.0.0.1:${(mesh.gateway.app.server.address() as { port: number }).port}`;
+  const base = await listen(mesh);
 
   /** The delta events an invoke stream of `agent` carried, once it ended. */
   async function deltasOf(t: Test, agent: string): Promise<SseEvent['data'][]> {

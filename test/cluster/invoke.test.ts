@@ -1,13 +1,9 @@
-// The invocation path on a three-master Redis Cluster (docs/guides/deploying.md): invoke with a delegation and a
-// tool call, the tree's event stream, the recent list and readiness, with roots spread over the
-// nodes. Every service uses one cluster client; the event hub reads each node's streams apart.
-import type { AddressInfo } from 'node:net';
 import { keyLayout } from '@agentmesh/shared';
 import { keySlot } from '@agentmesh/shared/redis';
 import type { Cluster } from 'ioredis';
 import t from 'tap';
 import { turnOf } from '../support/fake-model.js';
-import { startMesh } from '../support/mesh.js';
+import { listen, startMesh } from '../support/mesh.js';
 
 const mesh = await startMesh(t, {
   cluster: true,
@@ -41,8 +37,7 @@ const mesh = await startMesh(t, {
     return { final: `parent got ${contents.join(' and ')}`, latencyMs: 700 };
   },
 });
-await mesh.gateway.app.listen({ port: 0, host: '127.0.0.1' });
-const base = `http://127.0.0.1:${(mesh.gateway.app.server.address() as AddressInfo).port}`;
+const base = await listen(mesh);
 const keys = keyLayout(mesh.prefix);
 
 /** The master node serving an invocation tree's keys. */

@@ -250,6 +250,12 @@ export async function startMesh(t: Test, opts: MeshOptions): Promise<TestMesh> {
   };
 }
 
+/** Makes the mesh's own gateway listen on a free loopback port, for clients that speak HTTP; its base URL. */
+export async function listen(mesh: TestMesh): Promise<string> {
+  await mesh.gateway.app.listen({ port: 0, host: '127.0.0.1' });
+  return `http://127.0.0.1:${(mesh.gateway.app.server.address() as { port: number }).port}`;
+}
+
 /**
  * Another gateway on the mesh's config and Redis (options as startMesh's own, `extra` on top),
  * listening on a free loopback port; closed at teardown.
