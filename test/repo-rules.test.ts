@@ -2,8 +2,9 @@
 // `tap list` and, for fastify's controller, the services' tracing setup in this process): the runner's
 // layers, no import cycles, the queue fast path as one module, every Redis key built in keys.ts,
 // fastify's LogController subclassed and never patched, every workspace's imports in its own
-// package.json, the locked packages' Node engines, docs a clone can read on its own, and the two test
-// tiers. Each rule is a heading subtest below; the comment above it says why the rule holds.
+// package.json, the locked packages' Node engines, docs a clone can read on its own, the two test
+// tiers, and no timer a test races left pending. Each rule is a heading subtest below; the comment
+// above it says why the rule holds.
 import { execFileSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { builtinModules, createRequire } from 'node:module';
@@ -734,5 +735,45 @@ t.test('the two test tiers', async (t) => {
       full,
       'the patterns read as tap reads them',
     );
+  });
+});
+
+// ---------------------------------------------------------------------------------------------------
+// A timer raced against a promise keeps its process alive until it fires, long after the race was
+// decided (docs/guides/testing.md): a test clears it (`within()` of test/support/npm-start.ts) or
+// unrefs it, and never races a bare `sleep()`. One such race held four full-tier files for up to
+// 30 s each after their last test.
+const RACED_SLEEP = /Promise\.race\(\[[^\]]*?\bsleep\(/;
+const isComment = (line: string) => /^\s*(\/\/|\/?\*)/.test(line);
+
+t.test('no test races a bare sleep, whose timer would outlive the race', async (t) => {
+  t.test('the pattern catches a raced sleep, and neither a cleared nor an unrefed timer', async (t) => {
+    t.match('await Promise.race([npm.exited, sleep(30_000)]);', RACED_SLEEP);
+    t.match('await Promise.race([\n  outputEnded,\n  sleep(5000),\n]);', RACED_SLEEP);
+    t.notMatch('await within(npm.exited, 30_000);', RACED_SLEEP);
+    t.notMatch('Promise.race([p, new Promise((r) => setTimeout(r, 5000).unref())]); sleep(1)', RACED_SLEEP);
+  });
+
+  t.test('no test file or test helper races one', async (t) => {
+    const testDirs = [
+      join(ROOT, 'test'),
+      ...['packages', 'services'].flatMap((top) =>
+        readdirSync(join(ROOT, top))
+          .map((name) => join(ROOT, top, name, 'test'))
+          .filter((dir) => existsSync(dir)),
+      ),
+    ];
+    const racing = testDirs
+      .flatMap((dir) => filesUnder(dir, isTs, ['node_modules']))
+      .map((file) => relative(ROOT, file))
+      .filter((file) => file !== THIS_FILE)
+      .filter((file) => {
+        const code = fileText(file)
+          .split('\n')
+          .filter((line) => !isComment(line))
+          .join('\n');
+        return RACED_SLEEP.test(code);
+      });
+    t.strictSame(racing, []);
   });
 });
