@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { stripVTControlCharacters } from 'node:util';
 import t from 'tap';
 import { freePort, isListening } from '../scripts/free-port.js';
-import { processes, until, within, withoutCoverage } from './support/npm-start.js';
+import { atMost, processes, until, withoutCoverage } from './support/npm-start.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const groupProcesses = (pgid: number) => processes('-g', String(pgid));
@@ -173,7 +173,7 @@ t.test(
     }).catch(() => groupProcesses(pgid));
     t.strictSame(left, [], 'no process of npm start is left', { output: output.slice(-3000) });
     t.strictSame(redisProcesses(privateRedis), [], 'no redis-server of npm start is left');
-    await within(outputEnded, 5000);
+    await atMost(outputEnded, 5000);
     t.match(output, /mesh\s+\| stopped/, 'it says it stopped');
     t.notOk(await isListening(privateRedis), 'the private Redis is gone');
     t.notOk(await isListening(gatewayPort), 'the gateway is gone');

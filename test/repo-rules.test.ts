@@ -740,8 +740,8 @@ t.test('the two test tiers', async (t) => {
 
 // ---------------------------------------------------------------------------------------------------
 // A timer raced against a promise keeps its process alive until it fires, long after the race was
-// decided (docs/guides/testing.md): a test clears it (`within()` of test/support/npm-start.ts) or
-// unrefs it, and never races a bare `sleep()`. One such race held four full-tier files for up to
+// decided (docs/guides/testing.md): a test clears it (`atMost()` of test/support/npm-start.ts) or
+// unrefs it, and never races a bare `sleep()`. Such races held four full-tier files for up to
 // 30 s each after their last test.
 const RACED_SLEEP = /Promise\.race\(\[[^\]]*?\bsleep\(/;
 const isComment = (line: string) => /^\s*(\/\/|\/?\*)/.test(line);
@@ -750,7 +750,7 @@ t.test('no test races a bare sleep, whose timer would outlive the race', async (
   t.test('the pattern catches a raced sleep, and neither a cleared nor an unrefed timer', async (t) => {
     t.match('await Promise.race([npm.exited, sleep(30_000)]);', RACED_SLEEP);
     t.match('await Promise.race([\n  outputEnded,\n  sleep(5000),\n]);', RACED_SLEEP);
-    t.notMatch('await within(npm.exited, 30_000);', RACED_SLEEP);
+    t.notMatch('await atMost(npm.exited, 30_000);', RACED_SLEEP);
     t.notMatch('Promise.race([p, new Promise((r) => setTimeout(r, 5000).unref())]); sleep(1)', RACED_SLEEP);
   });
 

@@ -11,7 +11,7 @@ export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
  * `Promise.race([p, sleep(ms)])` leaves the timer pending, which keeps the test process alive for
  * the rest of `ms` after its last test (30 s per file with a 30 s grace).
  */
-export async function within(promise: Promise<unknown>, ms: number): Promise<void> {
+export async function atMost(promise: Promise<unknown>, ms: number): Promise<void> {
   let timer: NodeJS.Timeout | undefined;
   try {
     await Promise.race([promise, new Promise((r) => (timer = setTimeout(r, ms)))]);
@@ -134,7 +134,7 @@ export async function stopNpmStart(npm: NpmStart, graceMs = 30_000): Promise<voi
   } catch {
     // gone already
   }
-  await within(npm.exited, graceMs);
+  await atMost(npm.exited, graceMs);
   const redis = redisPort
     ? processes('-e')
         .filter((p) => p.includes(`redis-server 127.0.0.1:${redisPort}`))
