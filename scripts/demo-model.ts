@@ -1,6 +1,6 @@
 // `npm run demo-model`: the offline demo model in the foreground, on PORT (default 3001), HOST as
 // the services read it. It lives in scripts/ because scripts import demo/, never the reverse.
-import { serviceEnv } from '@agentmesh/shared';
+import { serviceEnv } from '@agentmesh/shared/settings';
 import { startDemoModel } from '../demo/model/demo-model.js';
 import { watchLauncher } from './watch-launcher.js';
 

@@ -1,5 +1,5 @@
 import type { Writable } from 'node:stream';
-import type { LogFormat } from '@agentmesh/shared';
+import type { LogFormat } from '@agentmesh/shared/settings';
 
 /** How npm start writes: its children's format, and the width of the `name |` column (pretty). */
 export interface MeshOutput {

@@ -3,7 +3,7 @@
  * services parse them, its own RUNNERS and READY_TIMEOUT_SECONDS, the ports and URLs it prints, and
  * how it writes (LOG_FORMAT). A bad value is said on stderr and stops npm start (exit code 1).
  */
-import { type LogFormat, logFormat, type ServiceEnv, serviceEnv } from '@agentmesh/shared';
+import { type LogFormat, logFormat, type ServiceEnv, serviceEnv } from '@agentmesh/shared/settings';
 import type { MeshOutput } from '../mesh-output.js';
 
 export interface StartSettings {

@@ -1,6 +1,6 @@
 // The modules at the root of src/ and what the package exports from it: invocation ids, serviceEnv,
-// the pure entry (no Redis client reachable from index.ts), and the error registry against its
-// reference page.
+// the entries (no Redis client reachable from index.ts, nothing outside Node from settings.ts), and
+// the error registry against its reference page.
 
 import { readFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
@@ -125,9 +125,10 @@ t.test('serviceEnv', async (t) => {
   });
 });
 
-t.test('the pure entry: index.ts and redis-side.ts', async (t) => {
+t.test('the entries: index.ts, redis-side.ts and settings.ts', async (t) => {
   // The package root is the pure core (issue 30): no Redis client is reachable from it, however deep,
   // type-only imports included. What talks to Redis is the Redis-side entry (@agentmesh/shared/redis).
+  // The settings entry (@agentmesh/shared/settings) reaches no package at all outside Node.
 
   const SRC = fileURLToPath(new URL('../src/', import.meta.url));
   /** Packages that open or drive Redis connections. */
@@ -165,6 +166,13 @@ t.test('the pure entry: index.ts and redis-side.ts', async (t) => {
     const reached = reachedPackages('index.ts');
     t.ok(reached.has('@sinclair/typebox'), 'the imports of the root were read');
     t.strictSame(redisClientsOf('index.ts'), []);
+  });
+
+  t.test('the settings entry reaches no package outside Node, so a launcher reads it at once', async (t) => {
+    const outside = [...reachedPackages('settings.ts')]
+      .filter(([name]) => !name.startsWith('node:'))
+      .map(([name, path]) => `${path.join(' -> ')} imports ${name}`);
+    t.strictSame(outside, []);
   });
 });
 
