@@ -1,7 +1,7 @@
 // A runner's `GET /readyz` (docs/guides/deploying.md: compose's healthcheck): 200 `{status: 'ready'}` while its
 // workers take jobs and its Redis answers; else 503 `unavailable` naming what is missing, the body
 // the gateway's and tool-host's `/readyz` give: while it drains after SIGTERM, while Redis hangs or
-// is gone.
+// is gone. A runner still waiting for the tool catalogue stops at once on SIGTERM.
 import t from 'tap';
 import { turnOf } from './support/fake-model.js';
 import { startMesh, startService } from './support/mesh.js';
@@ -122,4 +122,25 @@ t.test('a runner whose Redis hangs or is gone is not ready until Redis answers a
   t.strictSame(gone.json, notReady('Redis is unreachable'));
   proxy.release();
   t.strictSame((await answer(readyz, 200, () => 'ready after a reconnect')).json, { status: 'ready' });
+});
+
+// A runner still waiting for the tool-host's catalogue holds no job: SIGTERM (npm start stopping
+// the mesh after another service failed, or Ctrl-C during the start) ends it at once, instead of
+// leaving it to wait for a catalogue that will not come until its supervisor's SIGKILL.
+t.test('a runner still waiting for the tool catalogue exits at once on SIGTERM', async (t) => {
+  const mesh = await startMesh(t, { runners: 0, agentsYaml, tools: [gateTool().tool] });
+  // Another prefix: no tool-host publishes a catalogue under it.
+  const runner = startService(t, 'runner', { ...mesh.env, MESH_PREFIX: 'no-catalogue', LOG_LEVEL: 'info' });
+  await waitUntil(
+    async () => runner.output().includes('waiting for the tool-host to publish its catalogue'),
+    60_000,
+    () => `the runner waiting for the catalogue: ${runner.output()}`,
+  );
+  process.kill(-runner.proc.pid!, 'SIGTERM');
+  const code = await Promise.race([
+    runner.exited,
+    new Promise<string>((r) => setTimeout(() => r('still running after 10 s'), 10_000).unref()),
+  ]);
+  t.equal(code, 0, 'it exits with 0', { output: runner.output() });
+  t.notMatch(runner.output(), /FATAL|failed to start/, 'no failure is reported');
 });

@@ -3,13 +3,16 @@ import { buildRunner, type Runner } from './process/runner.js';
 
 const { env, tracing, log } = await startService('agent-runner', 'agentmesh-runner');
 // Signals are handled before the runner exists: its workers take jobs before buildRunner returns,
-// and a SIGTERM in that window must drain them, not kill the process mid-call.
+// and a SIGTERM in that window must drain them, not kill the process mid-call. Before that, while it
+// waits for the tool-host's catalogue, it holds nothing: the signal ends the wait, and the process.
 let runner: Promise<Runner> | undefined;
 let stopping = false;
+const starting = new AbortController();
 const stop = async (signal: string) => {
   if (stopping) return;
   stopping = true;
   log.info({ signal }, 'draining: no new jobs; finishing the ones it holds');
+  starting.abort(new Error(`${signal} while the runner was starting`));
   const built = await runner?.catch(() => undefined);
   await built?.close();
   await tracing.shutdown(); // the last spans go out
@@ -50,8 +53,10 @@ try {
     drainMs: env.drainMs,
     deltas: { flushMs: env.deltaFlushMs, retentionSeconds: env.deltaRetentionSeconds },
     log,
+    signal: starting.signal,
   });
   await runner;
 } catch (e) {
-  failedToStart(log, 'agent-runner', e);
+  // Stopped while it waited for the catalogue: stop() ends the process, with 0.
+  if (e !== starting.signal.reason) failedToStart(log, 'agent-runner', e);
 }

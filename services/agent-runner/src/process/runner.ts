@@ -87,6 +87,11 @@ export interface RunnerOptions {
    * BullMQ through its public API alone (docs/architecture/queue-fast-path.md).
    */
   queueFastPath?: boolean;
+  /**
+   * Ends the start while it waits for the tool-host's catalogue, before any job is taken: buildRunner
+   * then rejects with the signal's reason (a SIGTERM during start-up, main.ts).
+   */
+  signal?: AbortSignal;
 }
 
 /** A runner: BullMQ workers for its agents, heartbeats for readiness, and its metrics. */
@@ -110,6 +115,10 @@ export async function buildRunner(opts: RunnerOptions): Promise<Runner> {
   redis.on('error', (e: Error) => opts.log.warn({ err: e.message }, 'redis connection error'));
   const catalogue = await waitForCatalogue(redis, keys, {
     onWait: () => opts.log.info({}, 'waiting for the tool-host to publish its catalogue'),
+    ...(opts.signal ? { signal: opts.signal } : {}),
+  }).catch((e: unknown) => {
+    redis.disconnect();
+    throw e;
   });
   const plan = planFromCatalogue(opts.config, catalogue.tools, opts.codeAgents);
   const hosted = opts.agents ?? Object.keys(plan.agents);
