@@ -1,14 +1,16 @@
 // The invocation store (src/store/): the state encoding, a tree's large texts, and, against a real Redis
-// (one per part, stopped when its part ends), cancelTree and the shared Lua fragments.
+// (one per part, stopped when its part ends), cancelTree, the shared Lua fragments and the wait for
+// the tool catalogue.
 
 import { childId, keyLayout, newRootId, rootOf } from '@agentmesh/shared';
 import { type MeshScripts, meshScripts } from '@agentmesh/shared/redis';
-import { startRedis } from '@agentmesh/test-support/redis-server';
+import { freePort, startRedis } from '@agentmesh/test-support/redis-server';
 import { Redis } from 'ioredis';
 import t from 'tap';
 import { modelCallId, toolCallId } from '../src/ids.js';
 import { truncateResult } from '../src/json/truncate-result.js';
 import { cancelTree } from '../src/store/cancel-tree.js';
+import { waitForCatalogue } from '../src/store/catalogue.js';
 import { decodeCalls, decodeInvocation, encodeNewInvocation } from '../src/store/invocation-state.js';
 import { meshLua } from '../src/store/lua-steps.js';
 import {
@@ -373,5 +375,43 @@ t.test('is-terminal.lua', async (t) => {
       0,
     );
     t.equal(missing, 0, 'an absent status (an invocation that does not exist) is not terminal');
+  });
+});
+
+t.test('waitForCatalogue', async (t) => {
+  // A runner waits for the tool-host's catalogue (services start in any order). An abort (a SIGTERM
+  // during its start) ends the wait at once, also while a read hangs on a Redis that does not answer.
+
+  t.test('returns the catalogue once a tool-host publishes it, having said once that it waits', async (t) => {
+    const server = await startRedis();
+    const redis = new Redis(server.url);
+    t.teardown(async () => {
+      redis.disconnect();
+      await server.stop();
+    });
+    const keys = keyLayout('wc');
+    let waits = 0;
+    const waiting = waitForCatalogue(redis, keys, { intervalMs: 10, onWait: () => waits++ });
+    await new Promise((r) => setTimeout(r, 100));
+    await redis.hset(keys.catalogue(), { version: '3', tools: '[]' });
+    t.strictSame(await waiting, { version: 3, tools: [] });
+    t.equal(waits, 1);
+  });
+
+  t.test('an abort ends it with its reason while a read hangs on an unreachable Redis', async (t) => {
+    // Nothing listens on the port: ioredis holds the read until a connection answers.
+    const redis = new Redis({ host: '127.0.0.1', port: await freePort(), maxRetriesPerRequest: null });
+    redis.on('error', () => undefined);
+    t.teardown(() => redis.disconnect());
+    const stopping = new AbortController();
+    const waiting = waitForCatalogue(redis, keyLayout('wc'), { signal: stopping.signal });
+    setTimeout(() => stopping.abort(new Error('SIGTERM while the runner was starting')), 100);
+    await t.rejects(
+      Promise.race([
+        waiting,
+        new Promise((_, reject) => setTimeout(() => reject(new Error('still waiting')), 5000).unref()),
+      ]),
+      { message: 'SIGTERM while the runner was starting' },
+    );
   });
 });
