@@ -251,9 +251,14 @@ export async function startMesh(t: Test, opts: MeshOptions): Promise<TestMesh> {
 }
 
 /** Makes the mesh's own gateway listen on a free loopback port, for clients that speak HTTP; its base URL. */
-export async function listen(mesh: TestMesh): Promise<string> {
-  await mesh.gateway.app.listen({ port: 0, host: '127.0.0.1' });
-  return `http://127.0.0.1:${(mesh.gateway.app.server.address() as { port: number }).port}`;
+export function listen(mesh: TestMesh): Promise<string> {
+  return listenOnLoopback(mesh.gateway);
+}
+
+/** Makes `gateway` listen on a free loopback port; its base URL. */
+async function listenOnLoopback(gateway: Gateway): Promise<string> {
+  await gateway.app.listen({ port: 0, host: '127.0.0.1' });
+  return `http://127.0.0.1:${(gateway.app.server.address() as { port: number }).port}`;
 }
 
 /**
@@ -274,8 +279,7 @@ export async function listenGateway(
     ...extra,
   });
   t.teardown(() => gateway.close());
-  await gateway.app.listen({ port: 0, host: '127.0.0.1' });
-  return { gateway, base: `http://127.0.0.1:${(gateway.app.server.address() as { port: number }).port}` };
+  return { gateway, base: await listenOnLoopback(gateway) };
 }
 
 /** Starts one more in-process runner on `mesh` (closed at teardown) with the mesh's settings and `extra`. */
