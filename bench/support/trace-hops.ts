@@ -1,0 +1,94 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { waitUntil } from '@agentmesh/test-support/wait-until';
+import { cpuTimeMs } from './cpu-time-ms.js';
+import { ANSWER, type HopStep, hopTimeline, parseHopLines, SEND } from './hop-timeline.js';
+import { hopMark, hopTrace } from './hop-trace.mjs';
+import type { MeshInvoke } from './mesh-client.js';
+import { type Spread, spread } from './spread.js';
+import type { MeshProcesses } from './start-mesh-processes.js';
+
+/** What one agent's traced runs showed (bench/hops.ts). */
+export interface HopReport {
+  agent: string;
+  /** Each run's wall time untraced, then traced (the difference is the tracing's own cost), ms. */
+  wallMs: Spread;
+  tracedWallMs: Spread;
+  /** CPU per run of each process (the untraced runs), ms: client, model, gateway, Redis, runners. */
+  cpuPerRunMs: Record<string, number>;
+  steps: HopStep[];
+}
+
+/** The processes a traced mesh is made of, by role, with the fake model's and this one's. */
+function processes(mesh: MeshProcesses, modelPid: number): [string, number][] {
+  return [
+    ['client', process.pid],
+    ['model', modelPid],
+    ['gateway', mesh.gateway.pid],
+    ['redis', mesh.redisPid],
+    ['tool-host', mesh.toolHost.pid],
+    ...mesh.runners.map((r, i): [string, number] => [`runner ${i + 1}`, r.pid]),
+  ];
+}
+
+/**
+ * Runs `agent` `runs` times one after another through `invoke`, first untraced (wall and CPU of each
+ * process), then traced: every process of the mesh (started with hop-trace.mjs and HOP_TRACE_DIR set)
+ * notes its hops between SIGUSR2s, and the timeline is their median (hop-timeline.ts). Redis is not
+ * signalled (it would stop); its commands are seen from both ends.
+ */
+export async function traceHops(
+  mesh: MeshProcesses,
+  modelPid: number,
+  invoke: MeshInvoke,
+  agent: string,
+  runs: number,
+): Promise<HopReport> {
+  const dir = process.env.HOP_TRACE_DIR;
+  if (!dir) throw new Error('HOP_TRACE_DIR must be set before the mesh starts');
+  const procs = processes(mesh, modelPid);
+  const cpu0 = procs.map(([, pid]) => cpuTimeMs(pid));
+  const wall: number[] = [];
+  for (let i = 0; i < runs; i++) {
+    const t0 = performance.now();
+    await invoke(agent);
+    wall.push(performance.now() - t0);
+  }
+  const cpuPerRunMs = Object.fromEntries(
+    procs.map(([role, pid], i) => [role, Math.round(((cpuTimeMs(pid) - cpu0[i]!) / runs) * 1000) / 1000]),
+  );
+  for (const f of fs.readdirSync(dir)) fs.rmSync(path.join(dir, f));
+  const signalled = [mesh.gateway.pid, mesh.toolHost.pid, modelPid, ...mesh.runners.map((r) => r.pid)];
+  const toggle = () => {
+    for (const pid of signalled) process.kill(pid, 'SIGUSR2');
+  };
+  toggle();
+  hopTrace(true);
+  await new Promise((r) => setTimeout(r, 100)); // every process has its signal
+  const traced: number[] = [];
+  for (let i = 0; i < runs; i++) {
+    hopMark(SEND);
+    const t0 = performance.now();
+    await invoke(agent);
+    traced.push(performance.now() - t0);
+    hopMark(ANSWER);
+  }
+  hopTrace(false);
+  toggle();
+  const files = () => fs.readdirSync(dir).filter((f) => f.endsWith('.txt'));
+  await waitUntil(
+    async () => files().length === signalled.length + 1,
+    10_000,
+    () => `every traced process's file (${files().join(', ')})`,
+  );
+  const events = files().flatMap((f) =>
+    parseHopLines(f.slice(0, f.lastIndexOf('-')), fs.readFileSync(path.join(dir, f), 'utf8')),
+  );
+  return {
+    agent,
+    wallMs: spread(wall),
+    tracedWallMs: spread(traced),
+    cpuPerRunMs,
+    steps: hopTimeline(events, { skip: Math.floor(runs / 10) }),
+  };
+}
