@@ -6,18 +6,20 @@
 //
 //   npm run -s build && npx tsx bench/hops.ts
 //
-// BENCH_HOP_AGENTS (comma list, default single,parent), BENCH_RUNS sequential runs per agent (2000),
+// BENCH_HOP_AGENTS (comma list, default single,parent; `bare` is the same hops with none of the mesh's
+// work, bench/support/bare-pipeline.ts), BENCH_RUNS sequential runs per agent (2000),
 // BENCH_WARMUP runs first (3000, 10 at a time, the agents mixed as `npm run bench` warms up),
 // BENCH_RUNNERS (2), BENCH_HOP_CLIENT (undici or fetch). Prints per agent its wall time untraced and
 // traced, the CPU per run of each process (untraced), and the median timeline of the traced runs.
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { startBarePipeline } from './support/bare-pipeline.js';
 import { type ClientName, meshClient } from './support/mesh-client.js';
 import { startBenchModel } from './support/start-bench-model.js';
 import { startMeshProcesses } from './support/start-mesh-processes.js';
 import { stopOnExit } from './support/stop-on-exit.js';
-import { type HopReport, traceHops } from './support/trace-hops.js';
+import { type HopReport, meshProcesses, traceHops } from './support/trace-hops.js';
 
 const env = process.env;
 const agents = (env.BENCH_HOP_AGENTS || 'single,parent').split(',').map((a) => a.trim());
@@ -35,7 +37,8 @@ try {
   const mesh = await startMeshProcesses(model.url, 1, Number(env.BENCH_RUNNERS || 2));
   const invoke = meshClient(mesh.gatewayUrl, client);
   note(`warming up: ${warmup} runs`);
-  const mixed = ['single', 'parent', 'parent', ...agents];
+  const meshAgents = agents.filter((a) => a !== 'bare');
+  const mixed = ['single', 'parent', 'parent', ...meshAgents];
   await Promise.all(
     Array.from({ length: 10 }, async (_, c) => {
       for (let i = c; i < warmup; i += 10) await invoke(mixed[i % mixed.length]!);
@@ -43,7 +46,23 @@ try {
   );
   for (const agent of agents) {
     note(`${agent}: ${runs} runs untraced, then ${runs} traced`);
-    print(await traceHops(mesh, model.pid, invoke, agent, runs));
+    if (agent !== 'bare') {
+      print(await traceHops(meshProcesses(mesh, model.pid), () => invoke(agent), agent, runs));
+      continue;
+    }
+    // The same hops with none of the mesh's work (bare-pipeline.ts), on the same Redis and model.
+    const bare = await startBarePipeline(mesh.redisUrl, model.url);
+    for (let i = 0; i < warmup; i++) await bare.invoke();
+    const cpu: [string, number][] = [
+      ['client', process.pid],
+      ['model', model.pid],
+      ['gateway', bare.gatewayPid],
+      ['redis', mesh.redisPid],
+      ['runner 1', bare.runnerPid],
+    ];
+    const signalled = [model.pid, bare.gatewayPid, bare.runnerPid];
+    print(await traceHops({ cpu, signalled }, bare.invoke, agent, runs));
+    await bare.stop();
   }
 } finally {
   await stopOnExit.run();

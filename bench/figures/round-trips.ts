@@ -1,8 +1,9 @@
+import { startBarePipeline } from '../support/bare-pipeline.js';
 import type { BenchContext } from '../support/bench-context.js';
 import { type Figure, figure } from '../support/figure.js';
 import { inTurns, type Sample, wallTime } from '../support/in-turns.js';
 import type { ClientName } from '../support/mesh-client.js';
-import { spread } from '../support/spread.js';
+import { type Spread, spread } from '../support/spread.js';
 
 type Side = ClientName | 'sdk';
 const AGENTS = ['single', 'parent'] as const;
@@ -10,17 +11,32 @@ const AGENTS = ['single', 'parent'] as const;
 /**
  * Single agent round trip (mesh: through the gateway; SDK: `run()`) and delegation overhead
  * (parent + 1 delegation minus single, per repetition), at model latency 0, for each client of the
- * mesh. Within a repetition the series (the SDK and the mesh through each client, single and parent)
- * take turns in blocks of runs (in-turns.ts).
+ * mesh; and the floor under the single round trip, the same hops with none of the mesh's work
+ * (bare-pipeline.ts, undici's `request`). Within a repetition the series (the SDK, the mesh through
+ * each client, single and parent, and the floor) take turns in blocks of runs (in-turns.ts).
  */
 export async function roundTripFigures(ctx: BenchContext): Promise<Figure[]> {
-  const { reps, runs } = ctx.opts;
   await ctx.model.setLatency(0);
   const sides = new Map<Side, (agent: string) => Promise<unknown>>([
     ...ctx.clients.map((c) => [c.name, c.invoke] as const),
     ['sdk', (agent: string) => ctx.sdk(agent as 'single' | 'parent')],
   ]);
-  const series = new Map<string, Sample>();
+  const bare = await startBarePipeline(ctx.mesh.redisUrl, ctx.model.url);
+  try {
+    for (let i = 0; i < ctx.opts.warmup; i++) await bare.invoke();
+    return await measure(ctx, sides, bare.invoke);
+  } finally {
+    await bare.stop();
+  }
+}
+
+async function measure(
+  ctx: BenchContext,
+  sides: Map<Side, (agent: string) => Promise<unknown>>,
+  bare: () => Promise<string>,
+): Promise<Figure[]> {
+  const { reps, runs } = ctx.opts;
+  const series = new Map<string, Sample>([['single/bare', wallTime(bare)]]);
   for (const agent of AGENTS)
     for (const [side, run] of sides)
       series.set(
@@ -28,9 +44,11 @@ export async function roundTripFigures(ctx: BenchContext): Promise<Figure[]> {
         wallTime(() => run(agent)),
       );
   const single = new Map([...sides.keys()].map((s) => [s, [] as number[]]));
+  const floor: number[] = [];
   const overhead = new Map([...sides.keys()].map((s) => [s, [] as number[]]));
   for (let rep = 0; rep < reps; rep++) {
     const times = await inTurns(series, runs);
+    floor.push(...times.get('single/bare')!);
     for (const side of sides.keys()) {
       const [s, p] = [times.get(`single/${side}`)!, times.get(`parent/${side}`)!];
       single.get(side)!.push(...s);
@@ -39,6 +57,23 @@ export async function roundTripFigures(ctx: BenchContext): Promise<Figure[]> {
     ctx.note(`round trips: repetition ${rep + 1}/${reps}`);
   }
   const sdk = { single: spread(single.get('sdk')!), overhead: spread(overhead.get('sdk')!) };
+  return [
+    figure('floor_bare_round_trip_p50', 'ms', spread(floor), {
+      sdk: sdk.single,
+      target: "reported: the single round trip's hops alone (docs/performance.md)",
+      extra: { latencyMs: 0, client: 'undici', samples: floor.length },
+    }),
+    ...roundTrips(ctx, single, overhead, sdk),
+  ];
+}
+
+function roundTrips(
+  ctx: BenchContext,
+  single: Map<Side, number[]>,
+  overhead: Map<Side, number[]>,
+  sdk: { single: Spread; overhead: Spread },
+): Figure[] {
+  const { reps, runs } = ctx.opts;
   return ctx.clients.flatMap(({ name: client }) => [
     figure('single_round_trip_p50', 'ms', spread(single.get(client)!), {
       sdk: sdk.single,

@@ -14,7 +14,7 @@ import path from 'node:path';
 
 /** This process's part, from its entry file: the role every line of its file is read as. */
 const entry = process.argv[1] ?? '';
-const role = /agent-runner/.test(entry)
+const role = /agent-runner|bare-runner/.test(entry)
   ? 'runner'
   : /gateway/.test(entry)
     ? 'gateway'

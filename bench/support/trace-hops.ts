@@ -4,7 +4,6 @@ import { waitUntil } from '@agentmesh/test-support/wait-until';
 import { cpuTimeMs } from './cpu-time-ms.js';
 import { ANSWER, type HopStep, hopTimeline, parseHopLines, SEND } from './hop-timeline.js';
 import { hopMark, hopTrace } from './hop-trace.mjs';
-import type { MeshInvoke } from './mesh-client.js';
 import { type Spread, spread } from './spread.js';
 import type { MeshProcesses } from './start-mesh-processes.js';
 
@@ -19,46 +18,53 @@ export interface HopReport {
   steps: HopStep[];
 }
 
-/** The processes a traced mesh is made of, by role, with the fake model's and this one's. */
-function processes(mesh: MeshProcesses, modelPid: number): [string, number][] {
-  return [
-    ['client', process.pid],
-    ['model', modelPid],
-    ['gateway', mesh.gateway.pid],
-    ['redis', mesh.redisPid],
-    ['tool-host', mesh.toolHost.pid],
-    ...mesh.runners.map((r, i): [string, number] => [`runner ${i + 1}`, r.pid]),
-  ];
+/** What is traced: its processes by role (whose CPU is read), and those signalled to trace (not Redis). */
+export interface TracedProcesses {
+  cpu: [string, number][];
+  signalled: number[];
+}
+
+/** A traced mesh's processes, with the fake model's and this one's. */
+export function meshProcesses(mesh: MeshProcesses, modelPid: number): TracedProcesses {
+  return {
+    cpu: [
+      ['client', process.pid],
+      ['model', modelPid],
+      ['gateway', mesh.gateway.pid],
+      ['redis', mesh.redisPid],
+      ['tool-host', mesh.toolHost.pid],
+      ...mesh.runners.map((r, i): [string, number] => [`runner ${i + 1}`, r.pid]),
+    ],
+    signalled: [mesh.gateway.pid, mesh.toolHost.pid, modelPid, ...mesh.runners.map((r) => r.pid)],
+  };
 }
 
 /**
- * Runs `agent` `runs` times one after another through `invoke`, first untraced (wall and CPU of each
+ * Runs `invoke` (`agent`'s run) `runs` times one after another, first untraced (wall and CPU of each
  * process), then traced: every process of the mesh (started with hop-trace.mjs and HOP_TRACE_DIR set)
  * notes its hops between SIGUSR2s, and the timeline is their median (hop-timeline.ts). Redis is not
  * signalled (it would stop); its commands are seen from both ends.
  */
 export async function traceHops(
-  mesh: MeshProcesses,
-  modelPid: number,
-  invoke: MeshInvoke,
+  procs: TracedProcesses,
+  invoke: () => Promise<unknown>,
   agent: string,
   runs: number,
 ): Promise<HopReport> {
   const dir = process.env.HOP_TRACE_DIR;
   if (!dir) throw new Error('HOP_TRACE_DIR must be set before the mesh starts');
-  const procs = processes(mesh, modelPid);
-  const cpu0 = procs.map(([, pid]) => cpuTimeMs(pid));
+  const cpu0 = procs.cpu.map(([, pid]) => cpuTimeMs(pid));
   const wall: number[] = [];
   for (let i = 0; i < runs; i++) {
     const t0 = performance.now();
-    await invoke(agent);
+    await invoke();
     wall.push(performance.now() - t0);
   }
   const cpuPerRunMs = Object.fromEntries(
-    procs.map(([role, pid], i) => [role, Math.round(((cpuTimeMs(pid) - cpu0[i]!) / runs) * 1000) / 1000]),
+    procs.cpu.map(([role, pid], i) => [role, Math.round(((cpuTimeMs(pid) - cpu0[i]!) / runs) * 1000) / 1000]),
   );
   for (const f of fs.readdirSync(dir)) fs.rmSync(path.join(dir, f));
-  const signalled = [mesh.gateway.pid, mesh.toolHost.pid, modelPid, ...mesh.runners.map((r) => r.pid)];
+  const { signalled } = procs;
   const toggle = () => {
     for (const pid of signalled) process.kill(pid, 'SIGUSR2');
   };
@@ -69,7 +75,7 @@ export async function traceHops(
   for (let i = 0; i < runs; i++) {
     hopMark(SEND);
     const t0 = performance.now();
-    await invoke(agent);
+    await invoke();
     traced.push(performance.now() - t0);
     hopMark(ANSWER);
   }

@@ -1,0 +1,33 @@
+// The gateway's part of a run with nothing but its hops, for the floor the mesh's single round trip
+// stands on (bare-pipeline.ts): `POST /invoke` writes the run to Redis, adds its BullMQ job (without
+// awaiting the write, as the gateway adds after its create), waits for the worker's PUBLISH and
+// answers with what it carried. No validation, no records, no events.
+import { randomUUID } from 'node:crypto';
+import { Queue } from 'bullmq';
+import Fastify from 'fastify';
+import { Redis } from 'ioredis';
+
+const url = new URL(process.env.REDIS_URL!);
+const connection = { host: url.hostname, port: Number(url.port), maxRetriesPerRequest: null };
+const redis = new Redis(connection);
+const subscriber = new Redis(connection);
+const queue = new Queue('bare', { connection, prefix: 'bench-bare' });
+const waiting = new Map<string, (output: string) => void>();
+subscriber.on('message', (_channel: string, message: string) => {
+  const nl = message.indexOf('\n');
+  const id = message.slice(0, nl);
+  waiting.get(id)?.(message.slice(nl + 1));
+  waiting.delete(id);
+});
+await subscriber.subscribe('bench-bare:done');
+const app = Fastify();
+app.post('/invoke', async (req) => {
+  const id = randomUUID();
+  const done = new Promise<string>((resolve) => waiting.set(id, resolve));
+  void redis.hset(`bench-bare:run:${id}`, 'status', 'queued', 'input', JSON.stringify(req.body));
+  await queue.add('run', { id }, { jobId: id, removeOnComplete: true });
+  return { id, status: 'succeeded', output: await done };
+});
+const address = await app.listen({ host: '127.0.0.1', port: 0 });
+process.on('disconnect', () => void app.close().finally(() => process.exit(0)));
+process.send!({ url: address });

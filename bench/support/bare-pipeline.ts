@@ -1,0 +1,72 @@
+import { type ChildProcess, fork } from 'node:child_process';
+import { Agent, request } from 'undici';
+import { stopOnExit } from './stop-on-exit.js';
+
+/** A run's hops with no mesh in them: a bare gateway and a bare runner, each its own process. */
+export interface BarePipeline {
+  /** One run through the bare gateway (undici's request); resolves with the model's answer. */
+  invoke(): Promise<string>;
+  gatewayPid: number;
+  runnerPid: number;
+  stop(): Promise<void>;
+}
+
+/** Forks `file` (through tsx) with `env` added and waits for its first message. */
+async function start(
+  file: string,
+  env: Record<string, string>,
+): Promise<{ child: ChildProcess; first: unknown }> {
+  const child = fork(new URL(file, import.meta.url), {
+    execArgv: ['--import', 'tsx'],
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
+  stopOnExit.track(child.pid!);
+  const first = await new Promise((resolve, reject) => {
+    child.once('message', resolve);
+    child.once('exit', (code) => reject(new Error(`${file} exited (${code})`)));
+  });
+  return { child, first };
+}
+
+/**
+ * The floor a single round trip stands on (docs/performance.md): the same processes and hops as a
+ * run through the mesh — the client's HTTP request to a gateway, a Redis write and a BullMQ job to a
+ * worker in another process, its request to the fake model, a write and a PUBLISH back, the answer —
+ * with none of the mesh's own work. On the mesh's Redis, under keys of its own (`bench-bare`).
+ */
+export async function startBarePipeline(redisUrl: string, modelUrl: string): Promise<BarePipeline> {
+  const env = { REDIS_URL: redisUrl, MODEL_URL: modelUrl };
+  const runner = await start('./bare-runner-main.ts', env);
+  const gateway = await start('./bare-gateway-main.ts', env);
+  const base = (gateway.first as { url: string }).url;
+  const dispatcher = new Agent({ keepAliveTimeout: 30_000 });
+  const body = JSON.stringify({ prompt: 'go' });
+  const stop = async (child: ChildProcess) => {
+    const gone = new Promise((r) => child.once('exit', r));
+    child.disconnect();
+    await Promise.race([gone, new Promise((r) => setTimeout(r, 5000).unref())]);
+    child.kill('SIGKILL');
+    stopOnExit.untrack(child.pid!);
+  };
+  return {
+    invoke: async () => {
+      const res = await request(`${base}/invoke`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body,
+        dispatcher,
+      });
+      const view = (await res.body.json()) as { status?: string; output?: string };
+      if (res.statusCode !== 200 || view.status !== 'succeeded')
+        throw new Error(`bare run: ${res.statusCode}`);
+      return view.output!;
+    },
+    gatewayPid: gateway.child.pid!,
+    runnerPid: runner.child.pid!,
+    stop: async () => {
+      await Promise.all([stop(gateway.child), stop(runner.child)]);
+      await dispatcher.close();
+    },
+  };
+}
