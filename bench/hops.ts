@@ -9,7 +9,7 @@
 // BENCH_HOP_AGENTS (comma list, default single,parent; `bare` is the same hops with none of the mesh's
 // work, bench/support/bare-pipeline.ts), BENCH_RUNS sequential runs per agent (2000),
 // BENCH_WARMUP runs first (3000, 10 at a time, the agents mixed as `npm run bench` warms up),
-// BENCH_RUNNERS (2), BENCH_HOP_CLIENT (undici or fetch). Prints per agent its wall time untraced and
+// BENCH_HOP_RUNNERS (2), BENCH_HOP_CLIENT (undici or fetch). Prints per agent its wall time untraced and
 // traced, the CPU per run of each process (untraced), and the median timeline of the traced runs.
 import fs from 'node:fs';
 import os from 'node:os';
@@ -34,7 +34,7 @@ env.NODE_OPTIONS = `${env.NODE_OPTIONS ?? ''} --import ${path.resolve(import.met
 process.on('SIGINT', () => void stopOnExit.run().finally(() => process.exit(130)));
 try {
   const model = await startBenchModel(1);
-  const mesh = await startMeshProcesses(model.url, 1, Number(env.BENCH_RUNNERS || 2));
+  const mesh = await startMeshProcesses(model.url, 1, Number(env.BENCH_HOP_RUNNERS || 2));
   const invoke = meshClient(mesh.gatewayUrl, client);
   note(`warming up: ${warmup} runs`);
   const meshAgents = agents.filter((a) => a !== 'bare');
