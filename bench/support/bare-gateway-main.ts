@@ -24,8 +24,11 @@ const app = Fastify();
 app.post('/invoke', async (req) => {
   const id = randomUUID();
   const done = new Promise<string>((resolve) => waiting.set(id, resolve));
-  void redis.hset(`bench-bare:run:${id}`, 'status', 'queued', 'input', JSON.stringify(req.body));
+  // Sent without waiting before the add, as the gateway sends its create; a failed write fails the request.
+  const written = redis.hset(`bench-bare:run:${id}`, 'status', 'queued', 'input', JSON.stringify(req.body));
+  written.catch(() => undefined);
   await queue.add('run', { id }, { jobId: id, removeOnComplete: true });
+  await written;
   return { id, status: 'succeeded', output: await done };
 });
 const address = await app.listen({ host: '127.0.0.1', port: 0 });
