@@ -19,7 +19,7 @@ import { type ClientName, meshClient } from './support/mesh-client.js';
 import { startBenchModel } from './support/start-bench-model.js';
 import { startMeshProcesses } from './support/start-mesh-processes.js';
 import { stopOnExit } from './support/stop-on-exit.js';
-import { type HopReport, meshProcesses, traceHops } from './support/trace-hops.js';
+import { bareProcesses, type HopReport, meshProcesses, traceHops } from './support/trace-hops.js';
 
 const env = process.env;
 const agents = (env.BENCH_HOP_AGENTS || 'single,parent').split(',').map((a) => a.trim());
@@ -53,15 +53,7 @@ try {
     // The same hops with none of the mesh's work (bare-pipeline.ts), on the same Redis and model.
     const bare = await startBarePipeline(mesh.redisUrl, model.url);
     for (let i = 0; i < warmup; i++) await bare.invoke();
-    const cpu: [string, number][] = [
-      ['client', process.pid],
-      ['model', model.pid],
-      ['gateway', bare.gatewayPid],
-      ['redis', mesh.redisPid],
-      ['runner 1', bare.runnerPid],
-    ];
-    const signalled = [model.pid, bare.gatewayPid, bare.runnerPid];
-    print(await traceHops({ cpu, signalled }, bare.invoke, agent, runs));
+    print(await traceHops(bareProcesses(bare, model.pid, mesh.redisPid), bare.invoke, agent, runs));
     await bare.stop();
   }
 } finally {

@@ -13,7 +13,7 @@ import { meshClient } from '../bench/support/mesh-client.js';
 import { startBenchModel } from '../bench/support/start-bench-model.js';
 import { startMeshProcesses } from '../bench/support/start-mesh-processes.js';
 import { stopOnExit } from '../bench/support/stop-on-exit.js';
-import { meshProcesses, traceHops } from '../bench/support/trace-hops.js';
+import { bareProcesses, meshProcesses, traceHops } from '../bench/support/trace-hops.js';
 
 t.test('the timeline: medians per step from each run’s send, spilled events left out', async (t) => {
   const lines = (role: string, rows: [number, string][]) =>
@@ -119,12 +119,7 @@ t.test('a traced mesh and its bare floor: every process notes its hops between t
 
   // The same hops with none of the mesh's work: the bare gateway and runner trace as those roles.
   for (let i = 0; i < 20; i++) await bare.invoke();
-  const floor = await traceHops(
-    { cpu: [['runner 1', bare.runnerPid]], signalled: [model.pid, bare.gatewayPid, bare.runnerPid] },
-    bare.invoke,
-    'bare',
-    30,
-  );
+  const floor = await traceHops(bareProcesses(bare, model.pid, mesh.redisPid), bare.invoke, 'bare', 30);
   const bareHops = floor.steps.map((s) => `${s.role}: ${s.event}`);
   const bareAt = order.map((h) => bareHops.indexOf(h));
   t.ok(

@@ -5,10 +5,9 @@
 // with the mesh's in it, compile too.
 import fs from 'node:fs';
 import path from 'node:path';
-import { Redis } from 'ioredis';
 import t from 'tap';
 import { FAST_STEPS, header, LOADERS, NOTHING, sha1 } from './support/lua-steps.js';
-import { startRedis } from './support/redis-server.js';
+import { startRedisClient } from './support/redis-server.js';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
 
@@ -23,12 +22,7 @@ function luaFiles(dir: string): string[] {
 }
 
 t.test('every .lua file is in a loader, ASCII, and compiles in Redis', async (t) => {
-  const server = await startRedis();
-  const client = new Redis(server.url);
-  t.teardown(async () => {
-    client.disconnect();
-    await server.stop();
-  });
+  const client = await startRedisClient(t);
   const found = ['packages', 'services'].flatMap((top) =>
     fs.readdirSync(path.join(ROOT, top)).flatMap((ws) => luaFiles(path.join(top, ws, 'src'))),
   );

@@ -1,7 +1,7 @@
-import { fork } from 'node:child_process';
 import { Queue, QueueEvents } from 'bullmq';
 import type { BenchContext } from '../support/bench-context.js';
 import { type Figure, figure } from '../support/figure.js';
+import { forkMain } from '../support/fork-main.js';
 import { spread } from '../support/spread.js';
 import { stopOnExit } from '../support/stop-on-exit.js';
 import { timeRuns } from '../support/time-runs.js';
@@ -15,12 +15,9 @@ export async function floorFigures(ctx: BenchContext): Promise<Figure[]> {
   const n = ctx.opts.runs * 5;
   await timeRuns(() => ctx.mesh.redis.ping(), n);
   const ping = spread(await timeRuns(() => ctx.mesh.redis.ping(), n));
-  const worker = fork(new URL('../support/floor-worker-main.ts', import.meta.url), {
-    execArgv: ['--import', 'tsx'],
-    env: { ...process.env, REDIS_URL: ctx.mesh.redisUrl },
-    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  const { child: worker } = await forkMain(new URL('../support/floor-worker-main.ts', import.meta.url), {
+    REDIS_URL: ctx.mesh.redisUrl,
   });
-  stopOnExit.track(worker.pid!);
   const connection = {
     host: '127.0.0.1',
     port: Number(new URL(ctx.mesh.redisUrl).port),
@@ -29,10 +26,6 @@ export async function floorFigures(ctx: BenchContext): Promise<Figure[]> {
   const queue = new Queue('floor', { connection, prefix: 'bench-floor' });
   const events = new QueueEvents('floor', { connection, prefix: 'bench-floor' });
   try {
-    await new Promise((resolve, reject) => {
-      worker.once('message', resolve);
-      worker.once('exit', (code) => reject(new Error(`the floor worker exited (${code})`)));
-    });
     await events.waitUntilReady();
     let k = 0;
     const hop = async () => {

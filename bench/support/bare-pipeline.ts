@@ -1,5 +1,6 @@
-import { type ChildProcess, fork } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { Agent, request } from 'undici';
+import { forkMain } from './fork-main.js';
 import { stopOnExit } from './stop-on-exit.js';
 
 /** A run's hops with no mesh in them: a bare gateway and a bare runner, each its own process. */
@@ -11,24 +12,6 @@ export interface BarePipeline {
   stop(): Promise<void>;
 }
 
-/** Forks `file` (through tsx) with `env` added and waits for its first message. */
-async function start(
-  file: string,
-  env: Record<string, string>,
-): Promise<{ child: ChildProcess; first: unknown }> {
-  const child = fork(new URL(file, import.meta.url), {
-    execArgv: ['--import', 'tsx'],
-    env: { ...process.env, ...env },
-    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-  });
-  stopOnExit.track(child.pid!);
-  const first = await new Promise((resolve, reject) => {
-    child.once('message', resolve);
-    child.once('exit', (code) => reject(new Error(`${file} exited (${code})`)));
-  });
-  return { child, first };
-}
-
 /**
  * The floor a single round trip stands on (docs/performance.md): the same processes and hops as a
  * run through the mesh — the client's HTTP request to a gateway, a Redis write and a BullMQ job to a
@@ -37,8 +20,8 @@ async function start(
  */
 export async function startBarePipeline(redisUrl: string, modelUrl: string): Promise<BarePipeline> {
   const env = { REDIS_URL: redisUrl, MODEL_URL: modelUrl };
-  const runner = await start('./bare-runner-main.ts', env);
-  const gateway = await start('./bare-gateway-main.ts', env);
+  const runner = await forkMain(new URL('./bare-runner-main.ts', import.meta.url), env);
+  const gateway = await forkMain(new URL('./bare-gateway-main.ts', import.meta.url), env);
   const base = (gateway.first as { url: string }).url;
   const dispatcher = new Agent({ keepAliveTimeout: 30_000 });
   const body = JSON.stringify({ prompt: 'go' });

@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { waitUntil } from '@agentmesh/test-support/wait-until';
+import type { BarePipeline } from './bare-pipeline.js';
 import { cpuTimeMs } from './cpu-time-ms.js';
 import { ANSWER, type HopStep, hopTimeline, parseHopLines, SEND } from './hop-timeline.js';
 import { hopMark, hopTrace } from './hop-trace.mjs';
@@ -36,6 +37,20 @@ export function meshProcesses(mesh: MeshProcesses, modelPid: number): TracedProc
       ...mesh.runners.map((r, i): [string, number] => [`runner ${i + 1}`, r.pid]),
     ],
     signalled: [mesh.gateway.pid, mesh.toolHost.pid, modelPid, ...mesh.runners.map((r) => r.pid)],
+  };
+}
+
+/** The bare floor's processes (bare-pipeline.ts) on the mesh's Redis, with the fake model's and this one's. */
+export function bareProcesses(bare: BarePipeline, modelPid: number, redisPid: number): TracedProcesses {
+  return {
+    cpu: [
+      ['client', process.pid],
+      ['model', modelPid],
+      ['gateway', bare.gatewayPid],
+      ['redis', redisPid],
+      ['runner 1', bare.runnerPid],
+    ],
+    signalled: [modelPid, bare.gatewayPid, bare.runnerPid],
   };
 }
 

@@ -3,6 +3,7 @@ import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import { Redis } from 'ioredis';
 
 /** A free TCP port on loopback. */
 function listenedPort(): Promise<number> {
@@ -124,4 +125,18 @@ function ping(port: number): Promise<boolean> {
       resolve(d.toString().startsWith('+PONG'));
     });
   });
+}
+
+/**
+ * A redis-server of its own (startRedis) and an ioredis client on it, both gone at `t`'s teardown:
+ * the client disconnected first, then the server stopped.
+ */
+export async function startRedisClient(t: { teardown(fn: () => unknown): void }): Promise<Redis> {
+  const server = await startRedis();
+  const redis = new Redis(server.url);
+  t.teardown(async () => {
+    redis.disconnect();
+    await server.stop();
+  });
+  return redis;
 }

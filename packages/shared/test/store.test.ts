@@ -4,7 +4,7 @@
 
 import { childId, keyLayout, newRootId, rootOf } from '@agentmesh/shared';
 import { type MeshScripts, meshScripts } from '@agentmesh/shared/redis';
-import { freePort, startRedis } from '@agentmesh/test-support/redis-server';
+import { freePort, startRedisClient } from '@agentmesh/test-support/redis-server';
 import { Redis } from 'ioredis';
 import t from 'tap';
 import { modelCallId, toolCallId } from '../src/ids.js';
@@ -236,12 +236,7 @@ t.test('cancelTree', async (t) => {
   // cancelTree against a real Redis: the level-by-level walk, CANCEL_TREE's batches (every key in KEYS), a
   // child created just before its parent is flagged, and a tree that fails with an error.
 
-  const redisServer = await startRedis();
-  const redis = new Redis(redisServer.url);
-  t.teardown(async () => {
-    redis.disconnect();
-    await redisServer.stop();
-  });
+  const redis = await startRedisClient(t);
   const keys = keyLayout('ct');
   const scripts = meshScripts(redis);
 
@@ -353,12 +348,7 @@ t.test('is-terminal.lua', async (t) => {
   // TypeScript side's list of terminal statuses (a loader constant) and answers as isTerminal does, for every status.
 
   const IS_TERMINAL = meshLua.fragment('is-terminal');
-  const server = await startRedis();
-  const redis = new Redis(server.url);
-  t.teardown(async () => {
-    redis.disconnect();
-    await server.stop();
-  });
+  const redis = await startRedisClient(t);
 
   t.test('is-terminal.lua agrees with isTerminal on every status, and on none', async (t) => {
     const statuses = InvocationStatus.anyOf.map((s) => s.const as string);
@@ -383,12 +373,7 @@ t.test('waitForCatalogue', async (t) => {
   // during its start) ends the wait at once, also while a read hangs on a Redis that does not answer.
 
   t.test('returns the catalogue once a tool-host publishes it, having said once that it waits', async (t) => {
-    const server = await startRedis();
-    const redis = new Redis(server.url);
-    t.teardown(async () => {
-      redis.disconnect();
-      await server.stop();
-    });
+    const redis = await startRedisClient(t);
     const keys = keyLayout('wc');
     let waits = 0;
     const waiting = waitForCatalogue(redis, keys, { intervalMs: 10, onWait: () => waits++ });
