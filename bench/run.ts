@@ -44,7 +44,7 @@ try {
   note(
     `starting the mesh (redis, tool-host, gateway, 2 runners; the shipped defaults, queue fast path ${opts.queueFastPath})`,
   );
-  const mesh = await startMeshProcesses(model.url, opts.depth, 2, opts.queueFastPath);
+  const mesh = await startMeshProcesses(model.url, opts.depth, 2, { queueFastPath: opts.queueFastPath });
   const machine = machineInfo(/redis_version:(\S+)/.exec(await mesh.redis.info('server'))?.[1] ?? '?');
   const ctx = makeBenchContext(opts, model, mesh, note);
   note(`warm-up: ${opts.warmup} runs per side`);

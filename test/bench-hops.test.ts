@@ -78,7 +78,7 @@ t.test('a traced mesh and its bare floor: every process notes its hops between t
   });
   t.teardown(() => stopOnExit.run());
   const model = await startBenchModel(1);
-  const mesh = await startMeshProcesses(model.url, 1, 1, 'on', 'tsx');
+  const mesh = await startMeshProcesses(model.url, 1, 1, { mode: 'tsx' });
   const bare = await startBarePipeline(mesh.redisUrl, model.url);
   t.teardown(() => bare.stop());
   delete process.env.NODE_OPTIONS; // the processes have it; nothing else this file starts needs it

@@ -19,7 +19,7 @@ import { stopOnExit } from '../bench/support/stop-on-exit.js';
 const opts = benchOptions({ BENCH_QUICK: '1', BENCH_REPS: '1', BENCH_RUNS: '2', BENCH_WARMUP: '1' });
 t.teardown(() => stopOnExit.run());
 const model = await startBenchModel(opts.depth);
-const mesh = await startMeshProcesses(model.url, opts.depth, 1, 'on', 'tsx');
+const mesh = await startMeshProcesses(model.url, opts.depth, 1, { mode: 'tsx' });
 const ctx = makeBenchContext(opts, model, mesh, () => undefined);
 
 /** Each figure as `name (context)`, and whether all its numbers are positive and finite. */

@@ -16,7 +16,7 @@ export interface Service {
   stop(graceMs?: number): Promise<void>;
 }
 
-const root = path.resolve(import.meta.dirname, '../..');
+const repoRoot = path.resolve(import.meta.dirname, '../..');
 const dirs = { gateway: 'gateway', runner: 'agent-runner', 'tool-host': 'tool-host' } as const;
 
 /** How a service runs: compiled (production, `npm run build` first) or its sources through tsx. */
@@ -36,13 +36,14 @@ export function serviceArgs(kind: keyof typeof dirs, mode: ServiceMode): string[
  * It runs with the shipped defaults (shipped-env.ts) and `env`; its output, at the default
  * LOG_LEVEL (info, a line per request and per invocation's start and end), goes to `logFile`. With `BENCH_CPU_PROF=<dir>`
  * each service writes V8 CPU profiles to <dir>/<service>-<n>/ when it exits (so stop it with a grace
- * period, not SIGKILL).
+ * period, not SIGKILL). `root` is the checkout whose services run (another one's in bench/ab.ts).
  */
 export function spawnService(
   kind: keyof typeof dirs,
   env: Record<string, string>,
   logFile: string,
   mode: ServiceMode = 'dist',
+  root = repoRoot,
 ): Service {
   const fd = fs.openSync(logFile, 'a');
   const profile = process.env.BENCH_CPU_PROF;

@@ -33,6 +33,18 @@ export interface MeshProcesses {
   env: Record<string, string>;
 }
 
+/** How the mesh's services start: see startMeshProcesses. */
+export interface MeshStartOptions {
+  /** MESH_QUEUE_FASTPATH of every service (default on, its shipped default). */
+  queueFastPath?: 'on' | 'off';
+  /** Compiled (default), or from the sources through tsx. */
+  mode?: ServiceMode;
+  /** The checkout whose services run (default this one): bench/ab.ts runs another beside it. */
+  root?: string;
+  /** Variables every service starts with besides the mesh's own (bench/ab.ts's per-side settings). */
+  env?: Record<string, string>;
+}
+
 /**
  * Starts a private redis-server (no persistence), the tool-host, `runners` runners and the gateway,
  * each with the shipped defaults (spawn-service.ts) unless a figure sets a variable of its own;
@@ -42,8 +54,7 @@ export async function startMeshProcesses(
   modelUrl: string,
   depth: number,
   runners: number,
-  queueFastPath: 'on' | 'off' = 'on',
-  mode: ServiceMode = 'dist',
+  { queueFastPath = 'on', mode = 'dist', root, env: extraEnv = {} }: MeshStartOptions = {},
 ): Promise<MeshProcesses> {
   const redisServer = await startRedis(); // --save '' --appendonly no, on a free port
   stopOnExit.add(() => redisServer.stop());
@@ -62,12 +73,13 @@ export async function startMeshProcesses(
     TOOL_HOST_PORT: String(toolHostPort),
     TOOL_HOST_URL: `http://127.0.0.1:${toolHostPort}`,
     MESH_QUEUE_FASTPATH: queueFastPath,
+    ...extraEnv,
   };
   const keys = keyLayout('mesh');
   let count = 0;
   const start = (kind: 'gateway' | 'runner' | 'tool-host', extra: Record<string, string> = {}) => {
     const log = path.join(logDir, `${kind}-${count++}.log`);
-    const service = spawnService(kind, { ...env, ...extra }, log, mode);
+    const service = spawnService(kind, { ...env, ...extra }, log, mode, root);
     // SIGKILL at the end, unless profiles must be written on a clean exit (BENCH_CPU_PROF).
     stopOnExit.add(() => service.stop(process.env.BENCH_CPU_PROF ? 10_000 : 0));
     return service;

@@ -1,0 +1,66 @@
+// A change against a baseline, in turns (docs/performance.md, "Comparing a change in turns"): two
+// meshes side by side, each started as `npm run bench` starts it (its own Redis, tool-host, gateway
+// and 2 runners, the shipped defaults) against one fake model at latency 0, and each agent's
+// sequential round trips timed in blocks of 20 with the two sides taking turns, so a change of the
+// machine's speed (up to 1.5 × from one minute to the next on a 2-core VM) reaches both sides alike.
+// Each side's CPU per run is read from /proc over its own blocks (its Redis, gateway, tool-host and
+// runners). A change too small to see across two runs of `npm run bench` shows here.
+//
+//   git worktree add ../base main && (cd ../base && npm ci && npm run -s build)
+//   npm run -s build && BENCH_AB_BASE=../base npx tsx bench/ab.ts
+//   npm run -s build && BENCH_AB_ENV_B=LOG_LEVEL=warn npx tsx bench/ab.ts   # a setting, one checkout
+//
+// Side A is this checkout's compiled services; side B is BENCH_AB_BASE's (another checkout, built, its
+// node_modules installed), or this one's again. BENCH_AB_ENV_A / BENCH_AB_ENV_B: `K=V,K=V` variables
+// of that side's services. BENCH_AB_AGENTS (single,parent), BENCH_RUNS per side and agent (2000),
+// BENCH_WARMUP runs of each side first (2000), BENCH_AB_CLIENT (undici or fetch).
+import path from 'node:path';
+import { type AbResult, abTurns, parseSideEnv } from './support/ab-turns.js';
+import { type ClientName, meshClient } from './support/mesh-client.js';
+import { startBenchModel } from './support/start-bench-model.js';
+import { startMeshProcesses } from './support/start-mesh-processes.js';
+import { stopOnExit } from './support/stop-on-exit.js';
+
+const env = process.env;
+const agents = (env.BENCH_AB_AGENTS || 'single,parent').split(',').map((a) => a.trim());
+const runs = Number(env.BENCH_RUNS || 2000);
+const warmup = Number(env.BENCH_WARMUP || 2000);
+const client = (env.BENCH_AB_CLIENT || 'undici') as ClientName;
+const note = (text: string) => process.stderr.write(`ab: ${text}\n`);
+
+process.on('SIGINT', () => void stopOnExit.run().finally(() => process.exit(130)));
+try {
+  const model = await startBenchModel(1);
+  const base = env.BENCH_AB_BASE ? path.resolve(env.BENCH_AB_BASE) : undefined;
+  const side = async (name: string, root: string | undefined, sideEnv: string | undefined) => {
+    const mesh = await startMeshProcesses(model.url, 1, 2, { root, env: parseSideEnv(sideEnv) });
+    note(`${name}: ${root ?? 'this checkout'} ${sideEnv ?? ''}`);
+    return { name, invoke: meshClient(mesh.gatewayUrl, client), pids: mesh.pids };
+  };
+  const sides = [await side('A', undefined, env.BENCH_AB_ENV_A), await side('B', base, env.BENCH_AB_ENV_B)];
+  note(`warming up: ${warmup} runs a side`);
+  for (const s of sides)
+    await Promise.all(
+      Array.from({ length: 10 }, async (_, c) => {
+        for (let i = c; i < warmup; i += 10) await s.invoke(agents[i % agents.length]!);
+      }),
+    );
+  for (const agent of agents) {
+    note(`${agent}: ${runs} runs a side, in turns`);
+    print(agent, await abTurns(sides, agent, runs));
+  }
+} finally {
+  await stopOnExit.run();
+}
+
+function print(agent: string, [a, b]: AbResult[]): void {
+  const ms = (x: number) => x.toFixed(3);
+  const line = (r: AbResult) =>
+    `${r.name}: p50 ${ms(r.wallMs.p50)} ms (p10–p90 ${ms(r.wallMs.p10)}–${ms(r.wallMs.p90)}), ` +
+    `CPU per run ${ms(r.cpuPerRunMs)} ms`;
+  console.log(`\n## ${agent} (client: ${client})\n${line(a!)}\n${line(b!)}`);
+  console.log(
+    `A ÷ B: p50 ${ms(a!.wallMs.p50 / b!.wallMs.p50)}, CPU per run ${ms(a!.cpuPerRunMs / b!.cpuPerRunMs)}`,
+  );
+  console.log(JSON.stringify({ agent, client, sides: [a, b] }));
+}

@@ -1,0 +1,74 @@
+import { cpuTimeMs } from './cpu-time-ms.js';
+import type { MeshInvoke } from './mesh-client.js';
+import { percentile } from './percentile.js';
+
+/** One side of an A/B (bench/ab.ts): how to run an agent on it, and the processes its CPU is read from. */
+export interface AbSide {
+  name: string;
+  invoke: MeshInvoke;
+  pids(): number[];
+}
+
+/** What one side measured over its blocks: each run's wall time, and its processes' CPU per run. */
+export interface AbResult {
+  name: string;
+  wallMs: { p10: number; p50: number; p90: number };
+  cpuPerRunMs: number;
+  runs: number;
+}
+
+/** Sequential runs per block, the sides taking turns (as bench/support/in-turns.ts). */
+const BLOCK = 20;
+/** A pause before each block: the other side's tail (its job's completion after the answer) is done. */
+const SETTLE_MS = 20;
+
+/** `K=V,K=V` as an environment (BENCH_AB_ENV_A / _B). */
+export function parseSideEnv(text: string | undefined): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const pair of (text ?? '').split(',')) {
+    if (pair.trim() === '') continue;
+    const eq = pair.indexOf('=');
+    if (eq <= 0) throw new Error(`"${pair}" is not K=V`);
+    out[pair.slice(0, eq).trim()] = pair.slice(eq + 1).trim();
+  }
+  return out;
+}
+
+/**
+ * `runs` sequential runs of `agent` on each side, in blocks of 20 with the sides taking turns (the
+ * first side of each block alternating, so neither always follows the other's tail): a change of
+ * the machine's speed reaches both alike. Each side's CPU is the sum of its processes' CPU time
+ * (/proc) over its own blocks only.
+ */
+export async function abTurns(sides: readonly AbSide[], agent: string, runs: number): Promise<AbResult[]> {
+  const walls = sides.map(() => [] as number[]);
+  const cpu = sides.map(() => 0);
+  const cpuNow = (pids: number[]) => pids.reduce((sum, pid) => sum + cpuTimeMs(pid), 0);
+  for (let done = 0, block = 0; done < runs; done += BLOCK, block++) {
+    const n = Math.min(BLOCK, runs - done);
+    const order = sides.map((_, i) => i);
+    if (block % 2 === 1) order.reverse();
+    for (const i of order) {
+      const side = sides[i]!;
+      await new Promise((r) => setTimeout(r, SETTLE_MS));
+      const pids = side.pids();
+      const before = cpuNow(pids);
+      for (let k = 0; k < n; k++) {
+        const t0 = performance.now();
+        await side.invoke(agent);
+        walls[i]!.push(performance.now() - t0);
+      }
+      cpu[i]! += cpuNow(pids) - before;
+    }
+  }
+  return sides.map((side, i) => ({
+    name: side.name,
+    wallMs: {
+      p10: percentile(walls[i]!, 0.1),
+      p50: percentile(walls[i]!, 0.5),
+      p90: percentile(walls[i]!, 0.9),
+    },
+    cpuPerRunMs: cpu[i]! / runs,
+    runs,
+  }));
+}
