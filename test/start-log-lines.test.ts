@@ -1,5 +1,6 @@
 // How services log: the format chosen from LOG_FORMAT and the terminal, per-request lines at debug,
-// one human-readable line per record.
+// one human-readable line per record, each line written as it is logged.
+import { spawnSync } from 'node:child_process';
 import { Writable } from 'node:stream';
 import { formatLogLine, isMeshError, logFormat, loggerOptions } from '@agentmesh/shared';
 import Fastify from 'fastify';
@@ -81,3 +82,33 @@ t.test('a record reads as its message, then its fields as key=value', async (t) 
   );
   t.equal(formatLogLine({ msg: 'ready', agents: ['a', 'b'], ok: true }), 'ready agents=["a","b"] ok=true');
 });
+
+t.test(
+  "a service's lines are written as they are logged: a process killed right after loses none",
+  async (t) => {
+    // pino's own default hands lines to a helper thread, and holds those logged while it writes: the
+    // second line would die with the process.
+    const probe = `
+    import { startService } from '@agentmesh/shared';
+    const { log } = await startService('probe', 'probe');
+    log.info('first words');
+    log.info('last words');
+    process.kill(process.pid, 'SIGKILL');`;
+    const run = spawnSync(process.execPath, ['--input-type=module', '-e', probe], {
+      cwd: import.meta.dirname, // where @agentmesh/shared resolves
+      env: { ...process.env, LOG_FORMAT: 'json', LOG_LEVEL: 'info' },
+      encoding: 'utf8',
+      timeout: 30_000,
+    });
+    t.equal(run.signal, 'SIGKILL', run.stderr);
+    const lines = run.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { msg: string; service: string });
+    t.strictSame(
+      lines.map((l) => l.msg),
+      ['first words', 'last words'],
+    );
+    t.equal(lines[1]?.service, 'probe');
+  },
+);
