@@ -142,3 +142,26 @@ t.test("a delegation's end wakes no gateway: only the root is published on the d
   await new Promise((r) => setTimeout(r, 100));
   t.strictSame(published, [res.json.id]);
 });
+
+t.test('an unwatched run asks nobody whether it is watched: its activation read the watch key', async (t) => {
+  const mesh = await startMesh(t, { agentsYaml, script });
+  await mesh.invoke('parent', { prompt: 'warm up' });
+  const watcher = mesh.client.duplicate();
+  const monitor = await watcher.monitor();
+  t.teardown(() => {
+    monitor.disconnect();
+    watcher.disconnect();
+  });
+  const asked: string[] = [];
+  const inLua: string[] = [];
+  monitor.on('monitor', (_time: string, args: string[], source: string) => {
+    if (args[0]!.toLowerCase() !== 'exists' || !args.some((a) => a.endsWith(':watch'))) return;
+    (source === 'lua' ? inLua : asked).push(args.join(' '));
+  });
+  await new Promise((r) => setTimeout(r, 100));
+  const res = await mesh.invoke('parent', { prompt: 'go' });
+  t.equal(res.json.output, 'parent answer');
+  await new Promise((r) => setTimeout(r, 100));
+  t.strictSame(asked, [], 'no EXISTS of the watch key of its own: three activations, three model calls');
+  t.equal(inLua.length, 3, 'each activation read it, inside its take');
+});

@@ -1,12 +1,14 @@
 -- ACTIVATE: starts an activation. Runs atomically on one tree's slot, as every step here; every
 -- runner write is fenced by the activation epoch (docs/architecture/durability-and-fencing.md), so
 -- a process that lost its lock cannot write after another took over.
--- KEYS: inv, calls, events.
+-- KEYS: inv, calls, events, and the tree's watch key.
 -- ARGV: now, runner, nowIso, and for a ReAct agent the first call of a fresh activation, the
 -- model's name, the definition hash the runner holds, and '1' when it is a child that checks its
 -- input first: its fresh call is then recorded only if its parent checked that input already
 -- (`inputChecked` in its hash).
--- Returns nil (absent), or {epoch, recovered(0/1), stateFlat, callsFlat, prestarted callId or ''}.
+-- Returns nil (absent), or {epoch, recovered(0/1), stateFlat, callsFlat, prestarted callId or '',
+-- watched(0/1)}: whether someone watches the tree's deltas, so the runner's first model call need
+-- not ask (docs/guides/streaming.md).
 -- A terminal invocation returns epoch 0 and is not changed. An invocation found `running` was
 -- abandoned by a runner that crashed: its recovery count goes up.
 -- The model call an activation starts with is recorded `started` here, one round trip fewer before
@@ -17,4 +19,4 @@
 -- check needs the root's hash; the runner then records it itself), and not recorded yet.
 -- The step is the function meshActivate (includes/activate-function.lua).
 --- @include "activate-function"
-return meshActivate(KEYS[1], KEYS[2], KEYS[3], ARGV)
+return meshActivate(KEYS[1], KEYS[2], KEYS[3], KEYS[4], ARGV)

@@ -19,7 +19,7 @@ export const meshLua = new LuaLoader([path.join(import.meta.dirname, '..', 'lua'
 // write is fenced by the activation epoch (docs/architecture/durability-and-fencing.md).
 
 /** Starts an activation (activate.lua). */
-export const ACTIVATE = meshLua.script('activate', 3);
+export const ACTIVATE = meshLua.script('activate', 4);
 /** Writes a call record, its usage and memory writes (record-call.lua). */
 export const RECORD_CALL = meshLua.script('record-call', 6);
 /** Records a delegation and creates its child (submit-child.lua). */

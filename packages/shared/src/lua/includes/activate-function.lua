@@ -1,13 +1,13 @@
--- meshActivate(inv, calls, events, argv): the activate step as a function, so that the runner's
--- take of a job from its queue can run it in the same step (queue fast path: take-prelude.lua).
--- See activate.lua for its arguments and reply.
+-- meshActivate(inv, calls, events, watch, argv): the activate step as a function, so that the
+-- runner's take of a job from its queue can run it in the same step (queue fast path:
+-- take-prelude.lua). See activate.lua for its arguments and reply.
 --- @include "status-event"
 --- @include "is-terminal"
-local function meshActivate(inv, calls, events, argv)
+local function meshActivate(inv, calls, events, watch, argv)
   local status = redis.call('HGET', inv, 'status')
   if not status then return nil end
   if isTerminal(status) then
-    return {0, 0, redis.call('HGETALL', inv), redis.call('HGETALL', calls), ''}
+    return {0, 0, redis.call('HGETALL', inv), redis.call('HGETALL', calls), '', 0}
   end
   local recovered = 0
   if status == 'running' then
@@ -35,5 +35,6 @@ local function meshActivate(inv, calls, events, argv)
   else
     first = ''
   end
-  return {epoch, recovered, redis.call('HGETALL', inv), redis.call('HGETALL', calls), first}
+  return {epoch, recovered, redis.call('HGETALL', inv), redis.call('HGETALL', calls), first,
+    redis.call('EXISTS', watch)}
 end

@@ -31,6 +31,17 @@ export class WatchCheck {
     return e?.watched !== undefined && e.until > Date.now() ? e.watched : undefined;
   }
 
+  /**
+   * What a step that read the watch key anyway found (ACTIVATE): the answer for the next `maxAgeMs`,
+   * as if asked now. A check in flight is left to settle.
+   */
+  seed(rootId: string, watched: boolean): void {
+    const e = this.entries.get(rootId);
+    if (e?.pending) return;
+    this.prune();
+    this.entries.set(rootId, this.settleEntry(e ?? { until: 0 }, watched));
+  }
+
   /** Whether the tree is watched, at most `maxAgeMs` old; a failed check reads as unwatched. */
   watched(rootId: string): Promise<boolean> {
     const e = this.entries.get(rootId);
@@ -48,10 +59,15 @@ export class WatchCheck {
   }
 
   private settle(entry: Entry, watched: boolean): boolean {
+    this.settleEntry(entry, watched);
+    return watched;
+  }
+
+  private settleEntry(entry: Entry, watched: boolean): Entry {
     entry.watched = watched;
     entry.until = Date.now() + this.maxAgeMs;
     entry.pending = undefined;
-    return watched;
+    return entry;
   }
 
   private prune(): void {

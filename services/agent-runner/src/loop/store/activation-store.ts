@@ -66,6 +66,7 @@ export class ActivationStore {
       this.keys.invocation(rootId, id),
       this.keys.calls(rootId, id),
       this.keys.events(rootId),
+      this.keys.watch(rootId),
       Date.now(),
       runner,
       new Date().toISOString(),

@@ -16,6 +16,8 @@ export interface Activation {
   recovered: boolean;
   state: InvocationState;
   records: Map<string, CallRecord>;
+  /** Whether someone watched the tree's deltas when it was activated (its watch key existed). */
+  watched: boolean;
   /** The call ACTIVATE recorded `started` along with the activation: its own write is skipped. */
   prestarted?: string;
   /** Deferred call records (`record(…, {defer: true})`): they go out ahead of the next write. */

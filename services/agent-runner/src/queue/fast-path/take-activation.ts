@@ -54,6 +54,7 @@ export class TakenActivations {
         inv: keyParts(keys.invocation(ROOT, ID), true),
         calls: keyParts(keys.calls(ROOT, ID), true),
         events: keyParts(keys.events(ROOT), false),
+        watch: keyParts(keys.watch(ROOT), false),
       },
     };
     // The settings as JSON with the clock last, written once: each take appends the times.

@@ -33,7 +33,8 @@ local function meshTakeActivation(jobKey)
   end
   local k = meshTake.keys
   local done, reply = pcall(meshActivate, meshKey(k.inv, data.rootId, data.invocationId),
-    meshKey(k.calls, data.rootId, data.invocationId), meshKey(k.events, data.rootId), argv)
+    meshKey(k.calls, data.rootId, data.invocationId), meshKey(k.events, data.rootId),
+    meshKey(k.watch, data.rootId), argv)
   if not done then return {'error', tostring(reply)} end
   return reply or false
 end
