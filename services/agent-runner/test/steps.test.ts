@@ -24,6 +24,7 @@ import { type Job, Queue, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import { pino } from 'pino';
 import t, { type Test } from 'tap';
+import { WatchCheck } from '../src/loop/deltas/watch-check.js';
 import { runnerMetrics } from '../src/loop/metrics.js';
 import type { ChatModel } from '../src/loop/model/chat-model.js';
 import { wakeDecidedParks } from '../src/loop/steps/approvals/wake-decided-parks.js';
@@ -445,6 +446,49 @@ t.test('runActivation', async (t) => {
     });
   });
 });
+
+// runActivation: the watch key an activation read (ACTIVATE, or the take that ran it) answers its
+// first model call's watch check, unless the job then waited for a slot (docs/guides/streaming.md).
+t.test(
+  "an activation's read of the watch key answers the watch check, unless it waited for a slot",
+  async (t) => {
+    const stop = new Error('stop after the activation');
+    const activation = (watched: boolean) =>
+      ({
+        epoch: 1,
+        recovered: false,
+        watched,
+        state: { id: 'inv_w', rootId: 'inv_w', agent: 'solo' },
+        records: new Map(),
+      }) as unknown as Activation;
+    const run = async (how: 'activate' | 'taken' | 'taken late', watched: boolean) => {
+      const watch = new WatchCheck({} as MeshRedis, keyLayout('mesh'));
+      const ctx = {
+        runnerId: 'r1',
+        plan: { agents: {} },
+        codeAgents: {},
+        deltas: { watch },
+        store: {
+          activate: async () => activation(watched),
+          taken: () => activation(watched),
+          readTexts: () => Promise.reject(stop), // the activation stops right after its watch was read
+        },
+        log: pino({ enabled: false }),
+      } as unknown as RunnerContext;
+      const job = {
+        id: 'j1',
+        data: { v: 1, invocationId: 'inv_w', rootId: 'inv_w', agent: 'solo' },
+      } as Job<JobData>;
+      const taken = how === 'activate' ? undefined : { reply: [] as never, late: how === 'taken late' };
+      await t.rejects(runActivation(ctx, job, 'token', new AbortController().signal, taken), stop);
+      return watch.known('inv_w');
+    };
+    t.equal(await run('activate', true), true, 'ACTIVATE read it watched');
+    t.equal(await run('activate', false), false, 'ACTIVATE read it unwatched');
+    t.equal(await run('taken', true), true, 'the take read it');
+    t.equal(await run('taken late', true), undefined, 'taken, then waited for a slot: asked again');
+  },
+);
 
 // wakeDecidedParks: the watchdog's line about a parked invocation it wakes carries that
 // invocation's trace (its invoke_agent span), though no activation of it is running (docs/reference/traces.md).

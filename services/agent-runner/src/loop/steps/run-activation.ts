@@ -70,8 +70,9 @@ async function activate(
   if (!activation) return; // gone: nothing to do
   // Terminal already: only its session may still need to advance (its runner died before it).
   if (activation.epoch === 0) return settleRunnerSession(ctx, activation.state);
-  // Read in the same step: its first model call need not ask again (WatchCheck).
-  ctx.deltas?.watch.seed(activation.state.rootId, activation.watched);
+  // Read in the same step: its first model call need not ask again (WatchCheck). Not when it then
+  // waited for a slot: that answer may be old by now.
+  if (!taken?.late) ctx.deltas?.watch.seed(activation.state.rootId, activation.watched);
   await ctx.store.readTexts(activation);
   const log = {
     agent: activation.state.agent,
