@@ -5,21 +5,19 @@
 import { Redis } from 'ioredis';
 import t from 'tap';
 import { meshClient } from '../bench/support/mesh-client.js';
-import { redisTime, stepName } from '../bench/support/redis-time.js';
+import { redisTime } from '../bench/support/redis-time.js';
 import { startBenchModel } from '../bench/support/start-bench-model.js';
 import { startMeshProcesses } from '../bench/support/start-mesh-processes.js';
+import { stepName } from '../bench/support/step-name.mjs';
 import { stopOnExit } from '../bench/support/stop-on-exit.js';
 
 t.test('a step is named as bench/hops.ts names it: a script by its key count and first key', async (t) => {
-  t.equal(stepName(['HGET', 'k', 'f']), 'hget');
+  t.equal(stepName('HGET', 'k', 'f'), 'hget');
   t.equal(
-    stepName(['EVALSHA', 'abc', '8', 'mesh:{inv_0193a1b2-3c4d-7e8f-9a0b-1c2d3e4f5a6b}:inv:x', 'more']),
+    stepName('EVALSHA', '8', 'mesh:{inv_0193a1b2-3c4d-7e8f-9a0b-1c2d3e4f5a6b}:inv:x'),
     'evalsha 8 mesh:{*}:inv:x',
   );
-  t.equal(
-    stepName(['evalsha', 'abc', '11', '{mesh-q}:agent-single:wait']),
-    'evalsha 11 {mesh-q}:agent-single:wait',
-  );
+  t.equal(stepName('evalsha', 11, '{mesh-q}:agent-single:wait'), 'evalsha 11 {mesh-q}:agent-single:wait');
 });
 
 t.test("each run's scripts are read from Redis's side, and its settings put back", async (t) => {

@@ -11,6 +11,7 @@
 import dc from 'node:diagnostics_channel';
 import fs from 'node:fs';
 import path from 'node:path';
+import { stepName } from './step-name.mjs';
 
 /** This process's part, from its entry file: the role every line of its file is read as. */
 const entry = process.argv[1] ?? '';
@@ -33,16 +34,10 @@ const note = (event) => {
 };
 
 /**
- * A Redis command as a line names it: the command, and for a script its key count and its first
- * key with the ids in it replaced by `*` (which step it is: bull:<agent>:wait is BullMQ's take).
+ * A Redis command as a line names it (step-name.mjs).
  * @param {{command: string, args?: string[]}} c
  */
-const commandOf = (c) => {
-  const name = c.command.toLowerCase();
-  if (name !== 'evalsha' && name !== 'eval') return name;
-  const key = String(c.args?.[2] ?? '').replace(/[0-9a-f]{8}-[0-9a-f-]{27}|[A-Za-z0-9_-]{20,}/g, '*');
-  return `${name} ${c.args?.[1] ?? '?'} ${key}`;
-};
+const commandOf = (c) => stepName(c.command, c.args?.[1], c.args?.[2]);
 
 /** @type {[string, (message: any) => void][]} */
 const plain = [

@@ -1,5 +1,6 @@
 import type { Redis } from 'ioredis';
 import type { MeshInvoke } from './mesh-client.js';
+import { stepName } from './step-name.mjs';
 
 /** One command or script, per run of an agent: how often it ran, and Redis's time in it. */
 export interface RedisStep {
@@ -22,12 +23,18 @@ export interface RedisTime {
   steps: RedisStep[];
 }
 
-/** A command as bench/hops.ts names it: a script by its key count and first key, ids as `*`. */
-export function stepName(args: readonly string[]): string {
-  const name = String(args[0] ?? '').toLowerCase();
-  if (name !== 'evalsha' && name !== 'eval') return name;
-  const key = String(args[3] ?? '').replace(/[0-9a-f]{8}-[0-9a-f-]{27}|[A-Za-z0-9_-]{20,}/g, '*');
-  return `${name} ${args[2] ?? '?'} ${key}`;
+const processed = async (redis: Redis) =>
+  Number(/total_commands_processed:(\d+)/.exec(await redis.info('stats'))?.[1]);
+
+/** Until Redis has run no command but this reading's own for 50 ms (2 s at most). */
+async function quiet(redis: Redis): Promise<void> {
+  const until = Date.now() + 2000;
+  for (let last = await processed(redis); Date.now() < until; ) {
+    await new Promise((r) => setTimeout(r, 50));
+    const now = await processed(redis);
+    if (now - last <= 1) return;
+    last = now;
+  }
 }
 
 const cpuSeconds = (info: string) =>
@@ -62,6 +69,8 @@ export async function redisTime(
   const cpu0 = cpuSeconds(await redis.info('cpu'));
   try {
     for (let i = 0; i < runs; i++) await invoke(agent);
+    // The last run's own steps after its answer (BullMQ's completion of its job) are in it too.
+    await quiet(redis);
   } finally {
     await redis.config('SET', 'slowlog-log-slower-than', '-1');
   }
@@ -73,7 +82,7 @@ export async function redisTime(
   if (log.length >= maxLen) throw new Error(`SLOWLOG overflowed at ${maxLen} entries: raise the threshold`);
   const by = new Map<string, { calls: number; us: number }>();
   for (const [, , us, args] of log) {
-    const name = stepName(args.map(String));
+    const name = stepName(String(args[0] ?? ''), args[2], args[3]);
     if (name === 'config' || name === 'info' || name === 'slowlog') continue;
     const step = by.get(name) ?? { calls: 0, us: 0 };
     step.calls++;
