@@ -4,7 +4,7 @@ import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import tls from 'node:tls';
-import { freePort } from './free-port.js';
+import { freePortOutside } from './free-port.js';
 import type { MeshOutput } from './mesh-output.js';
 import { type Service, spawnService } from './spawn-service.js';
 
@@ -21,11 +21,15 @@ const HOW_TO_GET_REDIS = `Start one and point REDIS_URL at it, for example:
   sudo apt-get install redis-server                (Debian/Ubuntu; npm start then runs a private one)
   brew install redis                               (macOS)`;
 
-/** Finds Redis at `url` with a PING; else starts a private `redis-server` (installing it as root). */
+/**
+ * Finds Redis at `url` with a PING; else starts a private `redis-server` (installing it as root) on a
+ * port outside `reserved`, the ports the mesh's services will listen on.
+ */
 export async function ensureRedis(
   url: string,
   say: (line: string) => void,
   output: MeshOutput,
+  reserved: Iterable<number> = [],
 ): Promise<RedisHandle> {
   if (await pingRedis(url)) {
     say(`using Redis at ${url}`);
@@ -46,7 +50,7 @@ export async function ensureRedis(
     say(`installed ${bin}`);
   }
   if (!bin) throw new Error(`No Redis at ${url} and no redis-server on PATH.\n${HOW_TO_GET_REDIS}`);
-  const port = await freePort();
+  const port = await freePortOutside(reserved);
   const dir = await mkdtemp(join(tmpdir(), 'agentmesh-redis-'));
   const args = [
     '--port',

@@ -14,6 +14,7 @@ import { checkConfigApart } from './check-config-apart.js';
 import { checkPorts, type WantedPort } from './check-ports.js';
 import { startDevLoop } from './dev-loop.js';
 import { ensureRedis } from './ensure-redis.js';
+import { listenOutside } from './free-port.js';
 import { LEVELS } from './mesh-output.js';
 import { runnerMetricsPorts } from './runner-metrics-ports.js';
 import type { Service } from './spawn-service.js';
@@ -81,7 +82,7 @@ try {
   // A cluster (REDIS_CLUSTER_NODES, which the services read themselves) is never started here.
   lifecycle.redis = meshEnv.redisClusterNodes
     ? { url: meshEnv.redisUrl, stop: async () => undefined }
-    : await ensureRedis(meshEnv.redisUrl, say, output);
+    : await ensureRedis(meshEnv.redisUrl, say, output, reservedPorts());
   if (meshEnv.redisClusterNodes)
     say(`Redis Cluster: ${meshEnv.redisClusterNodes.length} seed node(s) from REDIS_CLUSTER_NODES`);
 } catch (e) {
@@ -92,7 +93,11 @@ if (lifecycle.stopping) await lifecycle.stopping; // a signal came while Redis w
 const redis = lifecycle.redis!;
 if (!env.MODEL_BASE_URL) {
   // Word by word, a few ms apart: the answers stream in as a real model's would (docs/guides/streaming.md).
-  const model = await startDemoModel({ port: 0, host: '127.0.0.1', chunkDelayMs: 5 });
+  const model = await listenOutside(
+    reservedPorts(),
+    () => startDemoModel({ port: 0, host: '127.0.0.1', chunkDelayMs: 5 }),
+    (model) => model.close(),
+  );
   lifecycle.model = model;
   say(`MODEL_BASE_URL is not set: answers come from the OFFLINE DEMO MODEL at ${model.url}`);
   say(
@@ -178,12 +183,17 @@ function tellApprovals(line: string): void {
   if (request) say(approvalNotice(request, settings.gatewayUrl, meshEnv.apiKeys !== undefined));
 }
 
-/** The ports npm start's services will listen on; the demo model's and a private Redis's are the OS's pick. */
+/** The ports npm start's services will listen on; the demo model's and a private Redis's are the OS's pick outside them. */
 function wantedPorts(): WantedPort[] {
   return [
     { variable: 'GATEWAY_PORT', port: gatewayPort },
     { variable: 'TOOL_HOST_PORT', port: toolHostPort },
   ];
+}
+
+/** The ports the services will listen on, which the demo model and a private Redis must not take first. */
+function reservedPorts(): number[] {
+  return [gatewayPort, toolHostPort, ...metricsPorts].filter((port) => port !== 0);
 }
 
 function count(n: number, noun: string): string {
