@@ -12,13 +12,13 @@
 //
 // Side A is this checkout's compiled services; side B is BENCH_AB_BASE's (another checkout, built, its
 // node_modules installed), or this one's again. BENCH_AB_ENV_A / BENCH_AB_ENV_B: `K=V,K=V` variables
-// of that side's services. BENCH_AB_AGENTS (single,parent), BENCH_RUNS per side and agent (2000),
+// of that side's services; BENCH_AB_RUNNERS_A / _B: its runners (2); BENCH_AB_EXTRA_RUNNER_A / _B: agents
+// (RUNNER_AGENTS) of one more runner it starts, which hosts only those. BENCH_AB_AGENTS (single,parent), BENCH_RUNS per side and agent (2000),
 // BENCH_WARMUP runs of each side first (2000), BENCH_AB_CLIENT (undici or fetch).
 import path from 'node:path';
-import { type AbResult, abTurns, parseSideEnv } from './support/ab-turns.js';
-import { type ClientName, meshClient } from './support/mesh-client.js';
+import { type AbResult, abProcessNames, abTurns, parseSideEnv, startAbSide } from './support/ab-turns.js';
+import type { ClientName } from './support/mesh-client.js';
 import { startBenchModel } from './support/start-bench-model.js';
-import { startMeshProcesses } from './support/start-mesh-processes.js';
 import { stopOnExit } from './support/stop-on-exit.js';
 
 const env = process.env;
@@ -33,9 +33,17 @@ try {
   const model = await startBenchModel(1);
   const base = env.BENCH_AB_BASE ? path.resolve(env.BENCH_AB_BASE) : undefined;
   const side = async (name: string, root: string | undefined, sideEnv: string | undefined) => {
-    const mesh = await startMeshProcesses(model.url, 1, 2, { root, env: parseSideEnv(sideEnv) });
-    note(`${name}: ${root ?? 'this checkout'} ${sideEnv ?? ''}`);
-    return { name, invoke: meshClient(mesh.gatewayUrl, client), pids: mesh.pids };
+    const runners = Number(env[`BENCH_AB_RUNNERS_${name}`] || 2);
+    const extraRunnerAgents = env[`BENCH_AB_EXTRA_RUNNER_${name}`];
+    const extra = extraRunnerAgents ? ` and one hosting ${extraRunnerAgents}` : '';
+    note(`${name}: ${root ?? 'this checkout'} ${sideEnv ?? ''} (${runners} runners${extra})`);
+    return startAbSide(name, model.url, {
+      root,
+      env: parseSideEnv(sideEnv),
+      runners,
+      extraRunnerAgents,
+      client,
+    });
   };
   const sides = [await side('A', undefined, env.BENCH_AB_ENV_A), await side('B', base, env.BENCH_AB_ENV_B)];
   note(`warming up: ${warmup} runs a side`);
@@ -57,7 +65,9 @@ function print(agent: string, [a, b]: AbResult[]): void {
   const ms = (x: number) => x.toFixed(3);
   const line = (r: AbResult) =>
     `${r.name}: p50 ${ms(r.wallMs.p50)} ms (p10–p90 ${ms(r.wallMs.p10)}–${ms(r.wallMs.p90)}), ` +
-    `CPU per run ${ms(r.cpuPerRunMs)} ms`;
+    `CPU per run ${ms(r.cpuPerRunMs)} ms (${abProcessNames(r.cpuPerRunByProcessMs.length)
+      .map((p, i) => `${p} ${ms(r.cpuPerRunByProcessMs[i]!)}`)
+      .join(', ')})`;
   console.log(`\n## ${agent} (client: ${client})\n${line(a!)}\n${line(b!)}`);
   console.log(
     `A ÷ B: p50 ${ms(a!.wallMs.p50 / b!.wallMs.p50)}, CPU per run ${ms(a!.cpuPerRunMs / b!.cpuPerRunMs)}`,

@@ -5,11 +5,14 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import t from 'tap';
-import { abTurns, parseSideEnv } from '../bench/support/ab-turns.js';
+import { abProcessNames, abTurns, parseSideEnv, startAbSide } from '../bench/support/ab-turns.js';
 import { meshClient } from '../bench/support/mesh-client.js';
 import { startBenchModel } from '../bench/support/start-bench-model.js';
 import { startMeshProcesses } from '../bench/support/start-mesh-processes.js';
 import { stopOnExit } from '../bench/support/stop-on-exit.js';
+
+// Everything the tests start is stopped once, at the end (stopOnExit runs once).
+t.teardown(() => stopOnExit.run());
 
 t.test("a side's settings: K=V pairs, anything else refused", async (t) => {
   t.strictSame(parseSideEnv('LOG_LEVEL=warn, RUNNER_CONCURRENCY=64'), {
@@ -23,7 +26,6 @@ t.test("a side's settings: K=V pairs, anything else refused", async (t) => {
 });
 
 t.test('two meshes take turns, each on its own settings, each read on its own processes', async (t) => {
-  t.teardown(() => stopOnExit.run());
   const model = await startBenchModel(1);
   const a = await startMeshProcesses(model.url, 1, 1, { mode: 'tsx' });
   const b = await startMeshProcesses(model.url, 1, 1, { mode: 'tsx', env: parseSideEnv('LOG_LEVEL=warn') });
@@ -51,4 +53,25 @@ t.test('two meshes take turns, each on its own settings, each read on its own pr
       .filter((l) => l.includes('"invocation started"')).length;
   t.equal(started(a), 60, "A's runner logged each invocation at the shipped LOG_LEVEL");
   t.equal(started(b), 0, "B's runner ran on B's setting, LOG_LEVEL=warn");
+});
+
+t.test("a side's runners: how many, one more hosting only some agents, each one's CPU read", async (t) => {
+  const model = await startBenchModel(1);
+  const side = await startAbSide('B', model.url, { mode: 'tsx', runners: 1, extraRunnerAgents: 'fan' });
+  t.equal(side.pids().length, 5, 'Redis, gateway, tool-host, the runner and the extra one');
+  for (let i = 0; i < 10; i++) await side.invoke('single');
+  const [r] = await abTurns([side], 'single', 40);
+  t.strictSame(abProcessNames(r!.cpuPerRunByProcessMs.length), [
+    'redis',
+    'gateway',
+    'tool-host',
+    'runner 1',
+    'runner 2',
+  ]);
+  const sum = r!.cpuPerRunByProcessMs.reduce((x, y) => x + y, 0);
+  t.ok(Math.abs(sum - r!.cpuPerRunMs) < 1e-9, 'the processes add up to the side');
+  const [hosting, extra] = r!.cpuPerRunByProcessMs.slice(3);
+  // /proc counts in 10 ms ticks: over 40 runs only the runner that took them is sure to read more.
+  t.ok(hosting! > 0, 'the runner hosting `single` ran its runs');
+  t.ok(hosting! > extra!, 'the extra runner, not hosting it, took none of them');
 });

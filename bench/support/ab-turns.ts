@@ -1,6 +1,7 @@
 import { cpuTimeMs } from './cpu-time-ms.js';
-import type { MeshInvoke } from './mesh-client.js';
+import { type ClientName, type MeshInvoke, meshClient } from './mesh-client.js';
 import { percentile } from './percentile.js';
+import { type MeshStartOptions, startMeshProcesses } from './start-mesh-processes.js';
 
 /** One side of an A/B (bench/ab.ts): how to run an agent on it, and the processes its CPU is read from. */
 export interface AbSide {
@@ -14,7 +15,37 @@ export interface AbResult {
   name: string;
   wallMs: { p10: number; p50: number; p90: number };
   cpuPerRunMs: number;
+  /** The same, process by process, in the order of the side's pids(). */
+  cpuPerRunByProcessMs: number[];
   runs: number;
+}
+
+/** How one side of an A/B is started (bench/ab.ts reads it from BENCH_AB_*_A / _B). */
+export interface AbSideOptions extends MeshStartOptions {
+  /** Its runners, each hosting every agent (the shipped 2 unless told). */
+  runners?: number;
+  /** The agents (RUNNER_AGENTS) of one more runner, which hosts only those. */
+  extraRunnerAgents?: string;
+  client?: ClientName;
+}
+
+/**
+ * A side: a mesh started as the bench starts it, with its settings. Its processes, in the order
+ * its CPU is read: Redis, gateway, tool-host, then its runners (the extra one last).
+ */
+export async function startAbSide(
+  name: string,
+  modelUrl: string,
+  { runners = 2, extraRunnerAgents, client = 'undici', ...start }: AbSideOptions = {},
+): Promise<AbSide> {
+  const mesh = await startMeshProcesses(modelUrl, 1, runners, start);
+  if (extraRunnerAgents) await mesh.addRunner({ RUNNER_AGENTS: extraRunnerAgents });
+  return { name, invoke: meshClient(mesh.gatewayUrl, client), pids: mesh.pids };
+}
+
+/** The names of a side's processes, in the order of its pids(). */
+export function abProcessNames(count: number): string[] {
+  return Array.from({ length: count }, (_, i) => ['redis', 'gateway', 'tool-host'][i] ?? `runner ${i - 2}`);
 }
 
 /** Sequential runs per block, the sides taking turns (as bench/support/in-turns.ts). */
@@ -38,12 +69,11 @@ export function parseSideEnv(text: string | undefined): Record<string, string> {
  * `runs` sequential runs of `agent` on each side, in blocks of 20 with the sides taking turns (the
  * first side of each block alternating, so neither always follows the other's tail): a change of
  * the machine's speed reaches both alike. Each side's CPU is the sum of its processes' CPU time
- * (/proc) over its own blocks only.
+ * (/proc) over its own blocks only, also read process by process.
  */
 export async function abTurns(sides: readonly AbSide[], agent: string, runs: number): Promise<AbResult[]> {
   const walls = sides.map(() => [] as number[]);
-  const cpu = sides.map(() => 0);
-  const cpuNow = (pids: number[]) => pids.reduce((sum, pid) => sum + cpuTimeMs(pid), 0);
+  const cpu = sides.map(() => [] as number[]);
   for (let done = 0, block = 0; done < runs; done += BLOCK, block++) {
     const n = Math.min(BLOCK, runs - done);
     const order = sides.map((_, i) => i);
@@ -52,13 +82,15 @@ export async function abTurns(sides: readonly AbSide[], agent: string, runs: num
       const side = sides[i]!;
       await new Promise((r) => setTimeout(r, SETTLE_MS));
       const pids = side.pids();
-      const before = cpuNow(pids);
+      const before = pids.map(cpuTimeMs);
       for (let k = 0; k < n; k++) {
         const t0 = performance.now();
         await side.invoke(agent);
         walls[i]!.push(performance.now() - t0);
       }
-      cpu[i]! += cpuNow(pids) - before;
+      pids.forEach((pid, p) => {
+        cpu[i]![p] = (cpu[i]![p] ?? 0) + cpuTimeMs(pid) - before[p]!;
+      });
     }
   }
   return sides.map((side, i) => ({
@@ -68,7 +100,8 @@ export async function abTurns(sides: readonly AbSide[], agent: string, runs: num
       p50: percentile(walls[i]!, 0.5),
       p90: percentile(walls[i]!, 0.9),
     },
-    cpuPerRunMs: cpu[i]! / runs,
+    cpuPerRunMs: cpu[i]!.reduce((a, b) => a + b, 0) / runs,
+    cpuPerRunByProcessMs: cpu[i]!.map((ms) => ms / runs),
     runs,
   }));
 }

@@ -49,7 +49,8 @@ export function spawnService(
   const profile = process.env.BENCH_CPU_PROF;
   const profileDir = profile && path.resolve(profile, path.basename(logFile, '.log'));
   const profiling = profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [];
-  const proc = spawn(process.execPath, [...profiling, ...serviceArgs(kind, mode)], {
+  const extra = process.env.BENCH_NODE_ARGS?.split(' ').filter(Boolean) ?? [];
+  const proc = spawn(process.execPath, [...profiling, ...extra, ...serviceArgs(kind, mode)], {
     cwd: root,
     env: { ...shippedEnv(process.env), ...env },
     stdio: ['ignore', fd, fd],
