@@ -1,4 +1,4 @@
-// A change against a baseline, in turns (docs/performance.md, "Comparing a change in turns"): two
+// A change against a baseline, in turns (docs/architecture/where-the-time-goes.md, "Comparing a change in turns"): two
 // meshes side by side, each started as `npm run bench` starts it (its own Redis, tool-host, gateway
 // and 2 runners, the shipped defaults) against one fake model at latency 0, and each agent's
 // sequential round trips timed in blocks of 20 with the two sides taking turns, so a change of the

@@ -1,4 +1,4 @@
-// Where Redis's time goes in a run (docs/performance.md, "Where Redis's time goes"): the mesh
+// Where Redis's time goes in a run (docs/architecture/where-the-time-goes.md, "Where Redis's time goes"): the mesh
 // started as `npm run bench` starts it (its own Redis, tool-host, gateway and 2 runners, the shipped
 // defaults) against the fake model at latency 0, warmed up, then for each agent BENCH_RUNS
 // sequential runs read on Redis's side: its CPU per run, its command time per run, and each

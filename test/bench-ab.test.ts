@@ -1,4 +1,4 @@
-// bench/ab.ts's turns (docs/performance.md, "Comparing a change in turns"), run small against two
+// bench/ab.ts's turns (docs/architecture/where-the-time-goes.md, "Comparing a change in turns"), run small against two
 // meshes as processes (from their sources: this tier does not build), one of them with a setting of
 // its own, so a change to how a side is started or read fails here rather than in the next A/B. What
 // it measures is never asserted; that both sides ran every run, in turns, on their own settings, is.

@@ -1,6 +1,7 @@
-// Notes when each hop of a run happens in this process, for bench/hops.ts (docs/performance.md,
-// "Where a single run's time goes"). Loaded into every process of a traced mesh with
-// `NODE_OPTIONS=--import <this file>`; plain JavaScript, so compiled services load it as they are.
+// Notes when each hop of a run happens in this process, for bench/hops.ts
+// (docs/architecture/where-the-time-goes.md, "Where a single run's time goes"). Loaded into every
+// process of a traced mesh with `NODE_OPTIONS=--import <this file>`; plain JavaScript, so compiled
+// services load it as they are.
 //
 // It subscribes to nothing until SIGUSR2, so an untraced process runs as it would without it. While
 // on, it reads only Node's diagnostics channels, which the libraries publish themselves (nothing is
