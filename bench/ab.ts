@@ -33,7 +33,10 @@ try {
   const model = await startBenchModel(1);
   const base = env.BENCH_AB_BASE ? path.resolve(env.BENCH_AB_BASE) : undefined;
   const side = async (name: string, root: string | undefined, sideEnv: string | undefined) => {
-    const runners = Number(env[`BENCH_AB_RUNNERS_${name}`] || 2);
+    const raw = env[`BENCH_AB_RUNNERS_${name}`] || '2';
+    const runners = Number(raw);
+    if (!Number.isInteger(runners) || runners < 1)
+      throw new Error(`BENCH_AB_RUNNERS_${name} must be an integer ≥ 1, got "${raw}"`);
     const extraRunnerAgents = env[`BENCH_AB_EXTRA_RUNNER_${name}`];
     const extra = extraRunnerAgents ? ` and one hosting ${extraRunnerAgents}` : '';
     note(`${name}: ${root ?? 'this checkout'} ${sideEnv ?? ''} (${runners} runners${extra})`);
