@@ -31,16 +31,17 @@ export interface AbSideOptions extends MeshStartOptions {
 
 /**
  * A side: a mesh started as the bench starts it, with its settings. Its processes, in the order
- * its CPU is read: Redis, gateway, tool-host, then its runners (the extra one last).
+ * its CPU is read: Redis, gateway, tool-host, then its runners (the extra one last); its services'
+ * logs are in logDir.
  */
 export async function startAbSide(
   name: string,
   modelUrl: string,
   { runners = 2, extraRunnerAgents, client = 'undici', ...start }: AbSideOptions = {},
-): Promise<AbSide> {
+): Promise<AbSide & { logDir: string }> {
   const mesh = await startMeshProcesses(modelUrl, 1, runners, start);
   if (extraRunnerAgents) await mesh.addRunner({ RUNNER_AGENTS: extraRunnerAgents });
-  return { name, invoke: meshClient(mesh.gatewayUrl, client), pids: mesh.pids };
+  return { name, invoke: meshClient(mesh.gatewayUrl, client), pids: mesh.pids, logDir: mesh.logDir };
 }
 
 /** The names of a side's processes, in the order of its pids(). */
