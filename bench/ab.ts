@@ -1,22 +1,24 @@
-// A change against a baseline, in turns (docs/architecture/where-the-time-goes.md, "Comparing a change in turns"): two
-// meshes side by side, each started as `npm run bench` starts it (its own Redis, tool-host, gateway
-// and 2 runners, the shipped defaults) against one fake model at latency 0, and each agent's
-// sequential round trips timed in blocks of 20 with the two sides taking turns, so a change of the
-// machine's speed (up to 1.5 × from one minute to the next on a 2-core VM) reaches both sides alike.
-// Each side's CPU per run is read from /proc over its own blocks (its Redis, gateway, tool-host and
-// runners). A change too small to see across two runs of `npm run bench` shows here.
+// A change against a baseline, in turns (docs/architecture/where-the-time-goes.md, "Comparing a
+// change in turns"): two meshes side by side, each started as `npm run bench` starts it (its own
+// Redis, tool-host, gateway and 2 runners, the shipped defaults) against one fake model at latency 0,
+// and each agent's sequential round trips timed in blocks of 20 with the two sides taking turns, so a
+// change of the machine's speed (up to 1.5 × from one minute to the next on a 2-core VM) reaches both
+// sides alike. Each side's CPU per run is read from /proc over its own blocks (its Redis, gateway,
+// tool-host and runners, each apart). A change too small to see across two runs of `npm run bench`
+// shows here.
 //
 //   git worktree add ../base main && (cd ../base && npm ci && npm run -s build)
 //   npm run -s build && BENCH_AB_BASE=../base npx tsx bench/ab.ts
 //   npm run -s build && BENCH_AB_ENV_B=LOG_LEVEL=warn npx tsx bench/ab.ts   # a setting, one checkout
 //
-// Side A is this checkout's compiled services; side B is BENCH_AB_BASE's (another checkout, built, its
-// node_modules installed), or this one's again. BENCH_AB_ENV_A / BENCH_AB_ENV_B: `K=V,K=V` variables
-// of that side's services; BENCH_AB_RUNNERS_A / _B: its runners (2); BENCH_AB_EXTRA_RUNNER_A / _B: agents
-// (RUNNER_AGENTS) of one more runner it starts, which hosts only those. BENCH_AB_AGENTS (single,parent), BENCH_RUNS per side and agent (2000),
-// BENCH_WARMUP runs of each side first (2000), BENCH_AB_CLIENT (undici or fetch).
+// Side A is this checkout's compiled services; side B is BENCH_AB_BASE's (another checkout, built,
+// its node_modules installed), or this one's again. BENCH_AB_ENV_A / BENCH_AB_ENV_B: `K=V,K=V`
+// variables of that side's services; BENCH_AB_RUNNERS_A / _B: its runners (2); BENCH_AB_EXTRA_RUNNER_A
+// / _B: agents (RUNNER_AGENTS) of one more runner it starts, which hosts only those. BENCH_AB_AGENTS
+// (single,parent), BENCH_RUNS per side and agent (2000), BENCH_WARMUP runs of each side first (2000),
+// BENCH_AB_CLIENT (undici or fetch).
 import path from 'node:path';
-import { type AbResult, abProcessNames, abTurns, parseSideEnv, startAbSide } from './support/ab-turns.js';
+import { type AbResult, abTurns, parseSideEnv, startAbSide } from './support/ab-turns.js';
 import type { ClientName } from './support/mesh-client.js';
 import { startBenchModel } from './support/start-bench-model.js';
 import { stopOnExit } from './support/stop-on-exit.js';
@@ -68,8 +70,8 @@ function print(agent: string, [a, b]: AbResult[]): void {
   const ms = (x: number) => x.toFixed(3);
   const line = (r: AbResult) =>
     `${r.name}: p50 ${ms(r.wallMs.p50)} ms (p10–p90 ${ms(r.wallMs.p10)}–${ms(r.wallMs.p90)}), ` +
-    `CPU per run ${ms(r.cpuPerRunMs)} ms (${abProcessNames(r.cpuPerRunByProcessMs.length)
-      .map((p, i) => `${p} ${ms(r.cpuPerRunByProcessMs[i]!)}`)
+    `CPU per run ${ms(r.cpuPerRunMs)} ms (${Object.entries(r.cpuPerRunByProcessMs)
+      .map(([role, x]) => `${role} ${ms(x)}`)
       .join(', ')})`;
   console.log(`\n## ${agent} (client: ${client})\n${line(a!)}\n${line(b!)}`);
   console.log(

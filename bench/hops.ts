@@ -1,8 +1,9 @@
-// Where one run's time goes, hop by hop (docs/architecture/where-the-time-goes.md, "Where a single run's time goes"): the
-// mesh as `npm run bench` starts it (its own Redis, tool-host, gateway and 2 runners, the shipped
-// defaults, the fake model in its own process at latency 0), every process with bench/support/hop-trace.mjs
-// loaded, which notes each HTTP request served and made and each Redis command sent and answered,
-// from Node's diagnostics channels, between two signals. No MONITOR: Redis runs as it always does.
+// Where one run's time goes, hop by hop (docs/architecture/where-the-time-goes.md, "Where a single
+// run's time goes"): the mesh as `npm run bench` starts it (its own Redis, tool-host, gateway and 2
+// runners, the shipped defaults, the fake model in its own process at latency 0), every process
+// with bench/support/hop-trace.mjs loaded, which notes each HTTP request served and made and each
+// Redis command sent and answered, from Node's diagnostics channels, between two signals. No
+// MONITOR: Redis runs as it always does.
 //
 //   npm run -s build && npx tsx bench/hops.ts
 //

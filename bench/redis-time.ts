@@ -1,9 +1,9 @@
-// Where Redis's time goes in a run (docs/architecture/where-the-time-goes.md, "Where Redis's time goes"): the mesh
-// started as `npm run bench` starts it (its own Redis, tool-host, gateway and 2 runners, the shipped
-// defaults) against the fake model at latency 0, warmed up, then for each agent BENCH_RUNS
-// sequential runs read on Redis's side: its CPU per run, its command time per run, and each
-// command or script the services sent with Redis's time in it (SLOWLOG at BENCH_SLOWLOG_US µs, a
-// threshold between a script's inner commands and a script). The Node processes' CPU profiles
+// Where Redis's time goes in a run (docs/architecture/where-the-time-goes.md, "Where Redis's time
+// goes"): the mesh started as `npm run bench` starts it (its own Redis, tool-host, gateway and 2
+// runners, the shipped defaults) against the fake model at latency 0, warmed up, then for each
+// agent BENCH_RUNS sequential runs read on Redis's side: its CPU per run, its command time per run,
+// and each command or script the services sent with Redis's time in it (SLOWLOG at BENCH_SLOWLOG_US
+// µs, a threshold between a script's inner commands and a script). The Node processes' CPU profiles
 // (BENCH_CPU_PROF) cannot see into Redis; this does.
 //
 //   npm run -s build && npx tsx bench/redis-time.ts

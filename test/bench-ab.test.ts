@@ -6,7 +6,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import t from 'tap';
-import { abProcessNames, abTurns, parseSideEnv, startAbSide } from '../bench/support/ab-turns.js';
+import { abTurns, parseSideEnv, startAbSide } from '../bench/support/ab-turns.js';
 import { startBenchModel } from '../bench/support/start-bench-model.js';
 import { stopOnExit } from '../bench/support/stop-on-exit.js';
 
@@ -32,8 +32,8 @@ t.test(
     // B: its own setting, and one more runner hosting only another agent, which takes none of the runs.
     const env = parseSideEnv('LOG_LEVEL=warn');
     const b = await startAbSide('B', model.url, { mode: 'tsx', runners: 1, extraRunnerAgents: 'fan', env });
-    t.equal(a.pids().length, 4, 'A: Redis, gateway, tool-host and its runner');
-    t.equal(b.pids().length, 5, 'B: the same and the extra runner');
+    t.equal(a.processes().length, 4, 'A: gateway, Redis, tool-host and its runner');
+    t.equal(b.processes().length, 5, 'B: the same and the extra runner');
     for (const side of [a, b]) for (let i = 0; i < 10; i++) await side.invoke('single');
     const [ra, rb] = await abTurns([a, b], 'single', 50);
     for (const r of [ra!, rb!]) {
@@ -43,17 +43,17 @@ t.test(
         `${r.name}: timed`,
       );
       t.ok(r.cpuPerRunMs > 0, `${r.name}: its processes' CPU read`);
-      const sum = r.cpuPerRunByProcessMs.reduce((x, y) => x + y, 0);
+      const sum = Object.values(r.cpuPerRunByProcessMs).reduce((x, y) => x + y, 0);
       t.ok(Math.abs(sum - r.cpuPerRunMs) < 1e-9, `${r.name}: its processes add up to it`);
     }
-    t.strictSame(abProcessNames(rb!.cpuPerRunByProcessMs.length), [
-      'redis',
+    t.strictSame(Object.keys(rb!.cpuPerRunByProcessMs), [
       'gateway',
+      'redis',
       'tool-host',
       'runner 1',
       'runner 2',
     ]);
-    const [hosting, extra] = rb!.cpuPerRunByProcessMs.slice(3);
+    const { 'runner 1': hosting, 'runner 2': extra } = rb!.cpuPerRunByProcessMs;
     // /proc counts in 10 ms ticks: over 50 runs only the runner that took them is sure to read more.
     t.ok(hosting! > 0, "B's runner hosting `single` ran its runs");
     t.ok(hosting! > extra!, "B's extra runner, not hosting it, took none of them");

@@ -1,8 +1,9 @@
-// bench/hops.ts's tracer and timeline (docs/architecture/where-the-time-goes.md, "Where a single run's time goes"), run
-// small against the services as processes (from their sources: this tier does not build), so a
-// change to what it reads — Node's HTTP and undici channels, ioredis's command tracing channel, the
-// services' entry files it names roles by — fails here rather than in the next traced run. What it
-// measures is never asserted; that every hop of a run came, in the order a run takes them, is.
+// bench/hops.ts's tracer and timeline (docs/architecture/where-the-time-goes.md, "Where a single
+// run's time goes"), run small against the services as processes (from their sources: this tier
+// does not build), so a change to what it reads — Node's HTTP and undici channels, ioredis's
+// command tracing channel, the services' entry files it names roles by — fails here rather than in
+// the next traced run. What it measures is never asserted; that every hop of a run came, in the
+// order a run takes them, is.
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';

@@ -1,7 +1,8 @@
-// bench/redis-time.ts's reading (docs/architecture/where-the-time-goes.md, "Where Redis's time goes"), run small against
-// a mesh as processes (from their sources: this tier does not build), so a change to the steps it
-// names or to how it reads Redis fails here rather than in the next reading. What it measures is
-// never asserted; that every run's take, end and completion were read, and Redis left as found, is.
+// bench/redis-time.ts's reading (docs/architecture/where-the-time-goes.md, "Where Redis's time
+// goes"), run small against a mesh as processes (from their sources: this tier does not build), so
+// a change to the steps it names or to how it reads Redis fails here rather than in the next
+// reading. What it measures is never asserted; that every run's take, end and completion were read,
+// and Redis left as found, is.
 import { Redis } from 'ioredis';
 import t from 'tap';
 import { meshClient } from '../bench/support/mesh-client.js';

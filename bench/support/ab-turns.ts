@@ -7,7 +7,8 @@ import { type MeshStartOptions, startMeshProcesses } from './start-mesh-processe
 export interface AbSide {
   name: string;
   invoke: MeshInvoke;
-  pids(): number[];
+  /** Its processes by role, whose CPU a run costs (MeshProcesses.processes). */
+  processes(): [string, number][];
 }
 
 /** What one side measured over its blocks: each run's wall time, and its processes' CPU per run. */
@@ -15,8 +16,8 @@ export interface AbResult {
   name: string;
   wallMs: { p10: number; p50: number; p90: number };
   cpuPerRunMs: number;
-  /** The same, process by process, in the order of the side's pids(). */
-  cpuPerRunByProcessMs: number[];
+  /** The same, process by process, by role. */
+  cpuPerRunByProcessMs: Record<string, number>;
   runs: number;
 }
 
@@ -30,9 +31,8 @@ export interface AbSideOptions extends MeshStartOptions {
 }
 
 /**
- * A side: a mesh started as the bench starts it, with its settings. Its processes, in the order
- * its CPU is read: Redis, gateway, tool-host, then its runners (the extra one last); its services'
- * logs are in logDir.
+ * A side: a mesh started as the bench starts it, with its settings (the extra runner is its last);
+ * its services' logs are in logDir.
  */
 export async function startAbSide(
   name: string,
@@ -41,12 +41,12 @@ export async function startAbSide(
 ): Promise<AbSide & { logDir: string }> {
   const mesh = await startMeshProcesses(modelUrl, 1, runners, start);
   if (extraRunnerAgents) await mesh.addRunner({ RUNNER_AGENTS: extraRunnerAgents });
-  return { name, invoke: meshClient(mesh.gatewayUrl, client), pids: mesh.pids, logDir: mesh.logDir };
-}
-
-/** The names of a side's processes, in the order of its pids(). */
-export function abProcessNames(count: number): string[] {
-  return Array.from({ length: count }, (_, i) => ['redis', 'gateway', 'tool-host'][i] ?? `runner ${i - 2}`);
+  return {
+    name,
+    invoke: meshClient(mesh.gatewayUrl, client),
+    processes: mesh.processes,
+    logDir: mesh.logDir,
+  };
 }
 
 /** Sequential runs per block, the sides taking turns (as bench/support/in-turns.ts). */
@@ -74,7 +74,7 @@ export function parseSideEnv(text: string | undefined): Record<string, string> {
  */
 export async function abTurns(sides: readonly AbSide[], agent: string, runs: number): Promise<AbResult[]> {
   const walls = sides.map(() => [] as number[]);
-  const cpu = sides.map(() => [] as number[]);
+  const cpu = sides.map(() => ({}) as Record<string, number>);
   for (let done = 0, block = 0; done < runs; done += BLOCK, block++) {
     const n = Math.min(BLOCK, runs - done);
     const order = sides.map((_, i) => i);
@@ -82,15 +82,15 @@ export async function abTurns(sides: readonly AbSide[], agent: string, runs: num
     for (const i of order) {
       const side = sides[i]!;
       await new Promise((r) => setTimeout(r, SETTLE_MS));
-      const pids = side.pids();
-      const before = pids.map(cpuTimeMs);
+      const processes = side.processes();
+      const before = processes.map(([, pid]) => cpuTimeMs(pid));
       for (let k = 0; k < n; k++) {
         const t0 = performance.now();
         await side.invoke(agent);
         walls[i]!.push(performance.now() - t0);
       }
-      pids.forEach((pid, p) => {
-        cpu[i]![p] = (cpu[i]![p] ?? 0) + cpuTimeMs(pid) - before[p]!;
+      processes.forEach(([role, pid], p) => {
+        cpu[i]![role] = (cpu[i]![role] ?? 0) + cpuTimeMs(pid) - before[p]!;
       });
     }
   }
@@ -101,8 +101,8 @@ export async function abTurns(sides: readonly AbSide[], agent: string, runs: num
       p50: percentile(walls[i]!, 0.5),
       p90: percentile(walls[i]!, 0.9),
     },
-    cpuPerRunMs: cpu[i]!.reduce((a, b) => a + b, 0) / runs,
-    cpuPerRunByProcessMs: cpu[i]!.map((ms) => ms / runs),
+    cpuPerRunMs: Object.values(cpu[i]!).reduce((a, b) => a + b, 0) / runs,
+    cpuPerRunByProcessMs: Object.fromEntries(Object.entries(cpu[i]!).map(([role, ms]) => [role, ms / runs])),
     runs,
   }));
 }

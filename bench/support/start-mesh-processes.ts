@@ -21,6 +21,8 @@ export interface MeshProcesses {
   runners: Service[];
   /** Every process the mesh is made of, Redis included: the pids whose CPU a run costs. */
   pids(): number[];
+  /** The same processes, each by its role: gateway, redis, tool-host, runner 1, runner 2, … */
+  processes(): [string, number][];
   /** Replaces all runners by `n` new ones with `env` added, and waits until they serve. */
   setRunners(n: number, env?: Record<string, string>): Promise<void>;
   /** Starts one more runner with `env` added, and waits until it serves. */
@@ -105,7 +107,13 @@ export async function startMeshProcesses(
     toolHost: start('tool-host'),
     runners: [],
     gateway: start('gateway'),
-    pids: () => [redisPid, mesh.gateway.pid, mesh.toolHost.pid, ...mesh.runners.map((r) => r.pid)],
+    pids: () => mesh.processes().map(([, pid]) => pid),
+    processes: () => [
+      ['gateway', mesh.gateway.pid],
+      ['redis', redisPid],
+      ['tool-host', mesh.toolHost.pid],
+      ...mesh.runners.map((r, i): [string, number] => [`runner ${i + 1}`, r.pid]),
+    ],
     setRunners: async (n, extra = {}) => {
       await Promise.all(mesh.runners.splice(0).map((r) => r.stop()));
       await Promise.all(Array.from({ length: n }, () => mesh.addRunner(extra)));

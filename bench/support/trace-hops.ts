@@ -28,14 +28,7 @@ export interface TracedProcesses {
 /** A traced mesh's processes, with the fake model's and this one's. */
 export function meshProcesses(mesh: MeshProcesses, modelPid: number): TracedProcesses {
   return {
-    cpu: [
-      ['client', process.pid],
-      ['model', modelPid],
-      ['gateway', mesh.gateway.pid],
-      ['redis', mesh.redisPid],
-      ['tool-host', mesh.toolHost.pid],
-      ...mesh.runners.map((r, i): [string, number] => [`runner ${i + 1}`, r.pid]),
-    ],
+    cpu: [['client', process.pid], ['model', modelPid], ...mesh.processes()],
     signalled: [mesh.gateway.pid, mesh.toolHost.pid, modelPid, ...mesh.runners.map((r) => r.pid)],
   };
 }
