@@ -28,6 +28,9 @@ const agents = (env.BENCH_AB_AGENTS || 'single,parent').split(',').map((a) => a.
 const runs = Number(env.BENCH_RUNS || 2000);
 const warmup = Number(env.BENCH_WARMUP || 2000);
 const client = (env.BENCH_AB_CLIENT || 'undici') as ClientName;
+const clients = Number(env.BENCH_AB_CLIENTS || 1);
+if (!Number.isInteger(clients) || clients < 1)
+  throw new Error(`BENCH_AB_CLIENTS must be an integer ≥ 1, got "${env.BENCH_AB_CLIENTS}"`);
 const note = (text: string) => process.stderr.write(`ab: ${text}\n`);
 
 process.on('SIGINT', () => void stopOnExit.run().finally(() => process.exit(130)));
@@ -59,8 +62,8 @@ try {
       }),
     );
   for (const agent of agents) {
-    note(`${agent}: ${runs} runs a side, in turns`);
-    print(agent, await abTurns(sides, agent, runs));
+    note(`${agent}: ${runs} runs a side, ${clients} at a time, in turns`);
+    print(agent, await abTurns(sides, agent, runs, clients));
   }
 } finally {
   await stopOnExit.run();
@@ -72,10 +75,11 @@ function print(agent: string, [a, b]: AbResult[]): void {
     `${r.name}: p50 ${ms(r.wallMs.p50)} ms (p10–p90 ${ms(r.wallMs.p10)}–${ms(r.wallMs.p90)}), ` +
     `CPU per run ${ms(r.cpuPerRunMs)} ms (${Object.entries(r.cpuPerRunByProcessMs)
       .map(([role, x]) => `${role} ${ms(x)}`)
-      .join(', ')})`;
-  console.log(`\n## ${agent} (client: ${client})\n${line(a!)}\n${line(b!)}`);
+      .join(', ')}), ${r.runsPerSecond.toFixed(1)} runs/s`;
+  console.log(`\n## ${agent} (client: ${client}, ${clients} at a time)\n${line(a!)}\n${line(b!)}`);
   console.log(
-    `A ÷ B: p50 ${ms(a!.wallMs.p50 / b!.wallMs.p50)}, CPU per run ${ms(a!.cpuPerRunMs / b!.cpuPerRunMs)}`,
+    `A ÷ B: p50 ${ms(a!.wallMs.p50 / b!.wallMs.p50)}, CPU per run ${ms(a!.cpuPerRunMs / b!.cpuPerRunMs)}, ` +
+      `runs/s ${ms(a!.runsPerSecond / b!.runsPerSecond)}`,
   );
-  console.log(JSON.stringify({ agent, client, sides: [a, b] }));
+  console.log(JSON.stringify({ agent, client, clients, sides: [a, b] }));
 }

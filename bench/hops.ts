@@ -7,8 +7,8 @@
 //
 //   npm run -s build && npx tsx bench/hops.ts
 //
-// BENCH_HOP_AGENTS (comma list, default single,parent; `bare` is the same hops with none of the mesh's
-// work, bench/support/bare-pipeline.ts), BENCH_RUNS sequential runs per agent (2000),
+// BENCH_HOP_AGENTS (comma list, default single,parent; `bare` and `bare-parent` are the same hops with
+// none of the mesh's work, bench/support/bare-pipeline.ts), BENCH_RUNS sequential runs per agent (2000),
 // BENCH_WARMUP runs first (3000, 10 at a time, the agents mixed as `npm run bench` warms up),
 // BENCH_HOP_RUNNERS (2), BENCH_HOP_CLIENT (undici or fetch). Prints per agent its wall time untraced and
 // traced, the CPU per run of each process (untraced), and the median timeline of the traced runs.
@@ -38,7 +38,9 @@ try {
   const mesh = await startMeshProcesses(model.url, 1, Number(env.BENCH_HOP_RUNNERS || 2));
   const invoke = meshClient(mesh.gatewayUrl, client);
   note(`warming up: ${warmup} runs`);
-  const meshAgents = agents.filter((a) => a !== 'bare');
+  const bareAgents = { bare: 'single', 'bare-parent': 'parent' } as const;
+  const isBare = (a: string): a is keyof typeof bareAgents => Object.hasOwn(bareAgents, a);
+  const meshAgents = agents.filter((a) => !isBare(a));
   const mixed = ['single', 'parent', 'parent', ...meshAgents];
   await Promise.all(
     Array.from({ length: 10 }, async (_, c) => {
@@ -47,14 +49,15 @@ try {
   );
   for (const agent of agents) {
     note(`${agent}: ${runs} runs untraced, then ${runs} traced`);
-    if (agent !== 'bare') {
+    if (!isBare(agent)) {
       print(await traceHops(meshProcesses(mesh, model.pid), () => invoke(agent), agent, runs));
       continue;
     }
     // The same hops with none of the mesh's work (bare-pipeline.ts), on the same Redis and model.
     const bare = await startBarePipeline(mesh.redisUrl, model.url);
-    for (let i = 0; i < warmup; i++) await bare.invoke();
-    print(await traceHops(bareProcesses(bare, model.pid, mesh.redisPid), bare.invoke, agent, runs));
+    const run = () => bare.invoke(bareAgents[agent]);
+    for (let i = 0; i < warmup; i++) await run();
+    print(await traceHops(bareProcesses(bare, model.pid, mesh.redisPid), run, agent, runs));
     await bare.stop();
   }
 } finally {

@@ -67,5 +67,28 @@ t.test(
         .filter((l) => l.includes('"invocation started"')).length;
     t.equal(started(a), 60, "A's runner logged each invocation at the shipped LOG_LEVEL");
     t.equal(started(b), 0, "B's runners ran on B's setting, LOG_LEVEL=warn");
+
+    // Clients at once: each side's runs, never more than that many in flight, and its rate read.
+    const inFlight = [0, 0];
+    const most = [0, 0];
+    const calls = [0, 0];
+    const counted = [a, b].map((side, i) => ({
+      ...side,
+      invoke: async (agent: string) => {
+        calls[i]!++;
+        most[i] = Math.max(most[i]!, ++inFlight[i]!);
+        try {
+          return await side.invoke(agent);
+        } finally {
+          inFlight[i]!--;
+        }
+      },
+    }));
+    const loaded = await abTurns(counted, 'single', 130, 3);
+    for (const [i, r] of loaded.entries()) {
+      t.equal(calls[i], 130, `${r.name}: every run, 3 at a time`);
+      t.equal(most[i], 3, `${r.name}: 3 in flight at most, and at times`);
+      t.ok(r.runsPerSecond > 0 && Number.isFinite(r.runsPerSecond), `${r.name}: its runs a second`);
+    }
   },
 );

@@ -127,4 +127,20 @@ t.test('a traced mesh and its bare floor: every process notes its hops between t
     bareAt.every((i, k) => i >= 0 && (k === 0 || i > bareAt[k - 1]!)),
     `the bare run's hops, in the same order (seen: ${bareHops.join(' | ')})`,
   );
+
+  // A bare delegation: the parent's step, the child's, the parent's again, each taken from the queue.
+  t.equal(await bare.invoke('parent'), 'done', "the bare parent answers with its model's final answer");
+  const delegated = await traceHops(
+    bareProcesses(bare, model.pid, mesh.redisPid),
+    () => bare.invoke('parent'),
+    'bare-parent',
+    30,
+  );
+  const count = (role: string, event: string) =>
+    delegated.steps.filter((s) => s.role === role && s.event === event).length;
+  t.equal(count('model', 'http in'), 3, 'the model is asked thrice: the parent, the child, the parent');
+  t.ok(
+    count('runner', 'redis< bzpopmin') >= 2,
+    'the child and the parent resumed, each taken from the queue',
+  );
 });

@@ -1,4 +1,4 @@
-import { startBarePipeline } from '../support/bare-pipeline.js';
+import { type BarePipeline, startBarePipeline } from '../support/bare-pipeline.js';
 import type { BenchContext } from '../support/bench-context.js';
 import { type Figure, figure } from '../support/figure.js';
 import { inTurns, type Sample, wallTime } from '../support/in-turns.js';
@@ -11,9 +11,10 @@ const AGENTS = ['single', 'parent'] as const;
 /**
  * Single agent round trip (mesh: through the gateway; SDK: `run()`) and delegation overhead
  * (parent + 1 delegation minus single, per repetition), at model latency 0, for each client of the
- * mesh; and the floor under the single round trip, the same hops with none of the mesh's work
- * (bare-pipeline.ts, undici's `request`). Within a repetition the series (the SDK, the mesh through
- * each client, single and parent, and the floor) take turns in blocks of runs (in-turns.ts).
+ * mesh; and the floors under both, the same hops with none of the mesh's work (bare-pipeline.ts,
+ * undici's `request`): a single run's, and a delegation's in stock BullMQ steps (the bare parent less
+ * the bare single, per repetition). Within a repetition the series (the SDK, the mesh through each
+ * client, single and parent, and the floors) take turns in blocks of runs (in-turns.ts).
  */
 export async function roundTripFigures(ctx: BenchContext): Promise<Figure[]> {
   await ctx.model.setLatency(0);
@@ -23,7 +24,7 @@ export async function roundTripFigures(ctx: BenchContext): Promise<Figure[]> {
   ]);
   const bare = await startBarePipeline(ctx.mesh.redisUrl, ctx.model.url);
   try {
-    for (let i = 0; i < ctx.opts.warmup; i++) await bare.invoke();
+    for (let i = 0; i < ctx.opts.warmup; i++) await bare.invoke(i % 2 === 0 ? 'single' : 'parent');
     return await measure(ctx, sides, bare.invoke);
   } finally {
     await bare.stop();
@@ -33,10 +34,13 @@ export async function roundTripFigures(ctx: BenchContext): Promise<Figure[]> {
 async function measure(
   ctx: BenchContext,
   sides: Map<Side, (agent: string) => Promise<unknown>>,
-  bare: () => Promise<string>,
+  bare: BarePipeline['invoke'],
 ): Promise<Figure[]> {
   const { reps, runs } = ctx.opts;
-  const series = new Map<string, Sample>([['single/bare', wallTime(bare)]]);
+  const series = new Map<string, Sample>([
+    ['single/bare', wallTime(() => bare('single'))],
+    ['parent/bare', wallTime(() => bare('parent'))],
+  ]);
   for (const agent of AGENTS)
     for (const [side, run] of sides)
       series.set(
@@ -45,10 +49,12 @@ async function measure(
       );
   const single = new Map([...sides.keys()].map((s) => [s, [] as number[]]));
   const floor: number[] = [];
+  const floorOverhead: number[] = [];
   const overhead = new Map([...sides.keys()].map((s) => [s, [] as number[]]));
   for (let rep = 0; rep < reps; rep++) {
     const times = await inTurns(series, runs);
     floor.push(...times.get('single/bare')!);
+    floorOverhead.push(spread(times.get('parent/bare')!).p50 - spread(times.get('single/bare')!).p50);
     for (const side of sides.keys()) {
       const [s, p] = [times.get(`single/${side}`)!, times.get(`parent/${side}`)!];
       single.get(side)!.push(...s);
@@ -62,6 +68,11 @@ async function measure(
       sdk: sdk.single,
       target: "reported: the single round trip's hops alone (docs/performance.md)",
       extra: { latencyMs: 0, client: 'undici', samples: floor.length },
+    }),
+    figure('floor_bare_delegation_overhead_p50', 'ms', spread(floorOverhead), {
+      sdk: sdk.overhead,
+      target: "reported: a delegation's hops alone, in stock BullMQ steps (docs/performance.md)",
+      extra: { latencyMs: 0, client: 'undici', repetitions: reps, runsPerRepetition: runs },
     }),
     ...roundTrips(ctx, single, overhead, sdk),
   ];

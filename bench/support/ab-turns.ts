@@ -19,6 +19,8 @@ export interface AbResult {
   /** The same, process by process, by role. */
   cpuPerRunByProcessMs: Record<string, number>;
   runs: number;
+  /** Runs a second over its own blocks (with one client, the inverse of the mean wall time). */
+  runsPerSecond: number;
 }
 
 /** How one side of an A/B is started (bench/ab.ts reads it from BENCH_AB_*_A / _B). */
@@ -67,16 +69,23 @@ export function parseSideEnv(text: string | undefined): Record<string, string> {
 }
 
 /**
- * `runs` sequential runs of `agent` on each side, in blocks of 20 with the sides taking turns (the
+ * `runs` runs of `agent` on each side, in blocks of 20 a client with the sides taking turns (the
  * first side of each block alternating, so neither always follows the other's tail): a change of
- * the machine's speed reaches both alike. Each side's CPU is the sum of its processes' CPU time
- * (/proc) over its own blocks only, also read process by process.
+ * the machine's speed reaches both alike. `clients` clients run a block's runs at once, each
+ * starting its next run as its last one ends (1: sequential runs). Each side's CPU is the sum of
+ * its processes' CPU time (/proc) over its own blocks only, also read process by process.
  */
-export async function abTurns(sides: readonly AbSide[], agent: string, runs: number): Promise<AbResult[]> {
+export async function abTurns(
+  sides: readonly AbSide[],
+  agent: string,
+  runs: number,
+  clients = 1,
+): Promise<AbResult[]> {
   const walls = sides.map(() => [] as number[]);
   const cpu = sides.map(() => ({}) as Record<string, number>);
-  for (let done = 0, block = 0; done < runs; done += BLOCK, block++) {
-    const n = Math.min(BLOCK, runs - done);
+  const blockMs = sides.map(() => 0);
+  for (let done = 0, block = 0; done < runs; done += BLOCK * clients, block++) {
+    const n = Math.min(BLOCK * clients, runs - done);
     const order = sides.map((_, i) => i);
     if (block % 2 === 1) order.reverse();
     for (const i of order) {
@@ -84,11 +93,19 @@ export async function abTurns(sides: readonly AbSide[], agent: string, runs: num
       await new Promise((r) => setTimeout(r, SETTLE_MS));
       const processes = side.processes();
       const before = processes.map(([, pid]) => cpuTimeMs(pid));
-      for (let k = 0; k < n; k++) {
-        const t0 = performance.now();
-        await side.invoke(agent);
-        walls[i]!.push(performance.now() - t0);
-      }
+      const start = performance.now();
+      let left = n;
+      await Promise.all(
+        Array.from({ length: Math.min(clients, n) }, async () => {
+          while (left > 0) {
+            left--;
+            const t0 = performance.now();
+            await side.invoke(agent);
+            walls[i]!.push(performance.now() - t0);
+          }
+        }),
+      );
+      blockMs[i]! += performance.now() - start;
       processes.forEach(([role, pid], p) => {
         cpu[i]![role] = (cpu[i]![role] ?? 0) + cpuTimeMs(pid) - before[p]!;
       });
@@ -104,5 +121,6 @@ export async function abTurns(sides: readonly AbSide[], agent: string, runs: num
     cpuPerRunMs: Object.values(cpu[i]!).reduce((a, b) => a + b, 0) / runs,
     cpuPerRunByProcessMs: Object.fromEntries(Object.entries(cpu[i]!).map(([role, ms]) => [role, ms / runs])),
     runs,
+    runsPerSecond: (runs * 1000) / blockMs[i]!,
   }));
 }

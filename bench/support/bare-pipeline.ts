@@ -3,20 +3,28 @@ import { Agent, request } from 'undici';
 import { forkMain } from './fork-main.js';
 import { stopOnExit } from './stop-on-exit.js';
 
+/** What a bare run does: answer at once, or delegate once first. */
+export type BareAgent = 'single' | 'parent';
+
 /** A run's hops with no mesh in them: a bare gateway and a bare runner, each its own process. */
 export interface BarePipeline {
-  /** One run through the bare gateway (undici's request); resolves with the model's answer. */
-  invoke(): Promise<string>;
+  /**
+   * One run through the bare gateway (undici's request) of `single`, or of `parent` (one delegation
+   * in stock BullMQ steps); resolves with the model's answer.
+   */
+  invoke(agent?: BareAgent): Promise<string>;
   gatewayPid: number;
   runnerPid: number;
   stop(): Promise<void>;
 }
 
 /**
- * The floor a single round trip stands on (docs/performance.md): the same processes and hops as a
- * run through the mesh — the client's HTTP request to a gateway, a Redis write and a BullMQ job to a
+ * The floor the round trips stand on (docs/performance.md): the same processes and hops as a run
+ * through the mesh — the client's HTTP request to a gateway, a Redis write and a BullMQ job to a
  * worker in another process, its request to the fake model, a write and a PUBLISH back, the answer —
- * with none of the mesh's own work. On the mesh's Redis, under keys of its own (`bench-bare`).
+ * with none of the mesh's own work; and for `parent`, a delegation's hops too: a child job, the
+ * parent parked on it, the child's completion moving the parent back (bare-runner-main.ts). On the
+ * mesh's Redis, under keys of its own (`bench-bare`).
  */
 export async function startBarePipeline(redisUrl: string, modelUrl: string): Promise<BarePipeline> {
   const env = { REDIS_URL: redisUrl, MODEL_URL: modelUrl };
@@ -24,7 +32,10 @@ export async function startBarePipeline(redisUrl: string, modelUrl: string): Pro
   const gateway = await forkMain(new URL('./bare-gateway-main.ts', import.meta.url), env);
   const base = (gateway.first as { url: string }).url;
   const dispatcher = new Agent({ keepAliveTimeout: 30_000 });
-  const body = JSON.stringify({ prompt: 'go' });
+  const bodies = {
+    single: JSON.stringify({ prompt: 'go' }),
+    parent: JSON.stringify({ prompt: 'go', agent: 'parent' }),
+  };
   const stop = async (child: ChildProcess) => {
     const gone = new Promise((r) => child.once('exit', r));
     child.disconnect();
@@ -33,11 +44,11 @@ export async function startBarePipeline(redisUrl: string, modelUrl: string): Pro
     stopOnExit.untrack(child.pid!);
   };
   return {
-    invoke: async () => {
+    invoke: async (agent = 'single') => {
       const res = await request(`${base}/invoke`, {
         method: 'POST',
         headers: { 'content-type': 'application/json' },
-        body,
+        body: bodies[agent],
         dispatcher,
       });
       const view = (await res.body.json()) as { status?: string; output?: string };

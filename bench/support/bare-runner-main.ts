@@ -1,8 +1,12 @@
 // The runner's part of a run with nothing but its hops (bare-pipeline.ts): a BullMQ worker that takes
-// each job, asks the fake model as the single agent (one Chat Completions request, undici), writes the
-// answer to Redis and publishes it to the gateway in one round trip. No activation, records, events
-// or streaming.
-import { Worker } from 'bullmq';
+// each job and asks the fake model as the agent the job names (one Chat Completions request, undici).
+// A `single` run writes the answer to Redis and publishes it to the gateway in one round trip. A
+// `parent` run delegates once as the mesh's step jobs do, in stock BullMQ steps: its first step asks the
+// model, adds a `child` job whose parent it is and parks until the child completes, holding no slot;
+// the child asks the model and completes with the answer; BullMQ's completion of the child moves the
+// parent back to waiting, and the parent's second step reads the answer, asks the model again with it
+// and answers as `single` does. No activation, records, events or streaming.
+import { Queue, WaitingChildrenError, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import { request } from 'undici';
 
@@ -10,33 +14,69 @@ const url = new URL(process.env.REDIS_URL!);
 const connection = { host: url.hostname, port: Number(url.port), maxRetriesPerRequest: null };
 const redis = new Redis(connection);
 const model = `${process.env.MODEL_URL!.replace(/\/$/, '')}/chat/completions`;
-const body = JSON.stringify({
-  model: 'fake',
-  messages: [
-    { role: 'system', content: '@agent single' },
-    { role: 'user', content: 'go' },
-  ],
-});
+const queue = new Queue('bare', { connection: redis, prefix: 'bench-bare' });
+
+interface Message {
+  role: string;
+  content: string | null;
+  tool_calls?: { id: string; type: 'function'; function: { name: string; arguments: string } }[];
+  tool_call_id?: string;
+}
+interface Reply {
+  choices: { message: Message }[];
+}
+
+const ask = async (agent: string, more: Message[] = []): Promise<Message> => {
+  const messages = [{ role: 'system', content: `@agent ${agent}` }, { role: 'user', content: 'go' }, ...more];
+  const res = await request(model, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ model: 'fake', messages }),
+  });
+  return ((await res.body.json()) as Reply).choices[0]!.message;
+};
+
+const answer = (id: string, output: string) =>
+  redis
+    .multi()
+    .hset(`bench-bare:run:${id}`, 'status', 'succeeded', 'output', output)
+    .expire(`bench-bare:run:${id}`, 60)
+    .publish('bench-bare:done', `${id}\n${output}`)
+    .exec();
+
 const worker = new Worker(
   'bare',
-  async (job) => {
-    const res = await request(model, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body,
-    });
-    const reply = (await res.body.json()) as { choices: { message: { content: string } }[] };
-    const output = reply.choices[0]!.message.content;
+  async (job, token) => {
     const id = job.data.id as string;
-    await redis
-      .multi()
-      .hset(`bench-bare:run:${id}`, 'status', 'succeeded', 'output', output)
-      .expire(`bench-bare:run:${id}`, 60)
-      .publish('bench-bare:done', `${id}\n${output}`)
-      .exec();
+    if (job.name === 'child') return (await ask('child')).content;
+    if (job.name !== 'parent') {
+      await answer(id, (await ask('single')).content ?? '');
+      return 'ok';
+    }
+    if (job.data.call === undefined) {
+      const call = (await ask('parent')).tool_calls![0]!;
+      // The step's state, the child and the park go out together, in this order, on one connection.
+      const [, , parked] = await Promise.all([
+        job.updateData({ ...job.data, call }),
+        queue.add(
+          'child',
+          { id: `${id}-child` },
+          { parent: { id: job.id!, queue: job.queueQualifiedName }, removeOnComplete: true },
+        ),
+        job.moveToWaitingChildren(token!),
+      ]);
+      if (parked) throw new WaitingChildrenError();
+    }
+    const call = job.data.call as NonNullable<Message['tool_calls']>[number];
+    const [childAnswer] = Object.values(await job.getChildrenValues()) as string[];
+    const final = await ask('parent', [
+      { role: 'assistant', content: null, tool_calls: [call] },
+      { role: 'tool', tool_call_id: call.id, content: childAnswer ?? '' },
+    ]);
+    await answer(id, final.content ?? '');
     return 'ok';
   },
-  { connection, prefix: 'bench-bare', concurrency: 256 },
+  { connection: redis, prefix: 'bench-bare', concurrency: 256 },
 );
 await worker.waitUntilReady();
 process.on('disconnect', () => void worker.close().finally(() => process.exit(0)));
