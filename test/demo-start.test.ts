@@ -1,12 +1,13 @@
 // `npm start` for real: no Redis at REDIS_URL, so it starts its own; no model, so the offline demo
 // model answers; human-readable lines (LOG_FORMAT=pretty, as on a terminal), one per invocation
 // started and finished; SIGTERM to npm stops every process it started.
-import { spawn } from 'node:child_process';
+
 import { fileURLToPath } from 'node:url';
 import { stripVTControlCharacters } from 'node:util';
 import t from 'tap';
 import { freePort, isListening } from '../scripts/free-port.js';
 import { atMost, processes, until, withoutCoverage } from './support/npm-start.js';
+import { spawnUntracked } from './support/untracked-spawn.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const groupProcesses = (pgid: number) => processes('-g', String(pgid));
@@ -41,7 +42,7 @@ t.test(
     ])
       delete env[name];
     // Its own process group, so the teardown can kill whatever is left even if the test fails.
-    const npm = spawn('npm', ['start'], {
+    const npm = spawnUntracked('npm', ['start'], {
       cwd: ROOT,
       env: withoutCoverage(env),
       detached: true,
@@ -49,16 +50,16 @@ t.test(
     });
     const pgid = npm.pid!;
     let output = '';
-    npm.stdout.on('data', (d: Buffer) => {
+    npm.stdout!.on('data', (d: Buffer) => {
       output += d.toString();
     });
-    npm.stderr.on('data', (d: Buffer) => {
+    npm.stderr!.on('data', (d: Buffer) => {
       output += d.toString();
     });
     const npmExited = new Promise((resolve) => npm.once('exit', resolve));
     // Every process of npm start shares these pipes: they end once the last one has exited.
     const outputEnded = Promise.all(
-      [npm.stdout, npm.stderr].map((s) => new Promise((r) => s.once('end', r))),
+      [npm.stdout!, npm.stderr!].map((s) => new Promise((r) => s.once('end', r))),
     );
     let redisPid: number | undefined;
     t.teardown(() => {

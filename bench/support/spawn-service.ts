@@ -1,6 +1,7 @@
-import { type ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
+import { spawnUntracked } from '@agentmesh/test-support/untracked-spawn';
 import { shippedEnv } from './shipped-env.js';
 import { stopOnExit } from './stop-on-exit.js';
 
@@ -50,7 +51,8 @@ export function spawnService(
   const profileDir = profile && path.resolve(profile, path.basename(logFile, '.log'));
   const profiling = profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [];
   const extra = process.env.BENCH_NODE_ARGS?.split(' ').filter(Boolean) ?? [];
-  const proc = spawn(process.execPath, [...profiling, ...extra, ...serviceArgs(kind, mode)], {
+  // Under tap (the bench's tests), without its process tracker; as it is otherwise.
+  const proc = spawnUntracked(process.execPath, [...profiling, ...extra, ...serviceArgs(kind, mode)], {
     cwd: root,
     env: { ...shippedEnv(process.env), ...env },
     stdio: ['ignore', fd, fd],

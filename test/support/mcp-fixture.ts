@@ -1,8 +1,9 @@
-import { type ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { Test } from 'tap';
+import { spawnUntracked } from './untracked-spawn.js';
 import { waitUntil } from './wait-until.js';
 
 /** The fixture MCP server (SDK McpServer): tools echo, add (structured), fail (isError), whoami, wait. */
@@ -63,7 +64,10 @@ export async function startHttpFixture(
   port: number,
   args: string[] = [],
 ): Promise<{ proc: ChildProcess; stop(): Promise<void> }> {
-  const proc = spawn(process.execPath, [MCP_FIXTURE, '--http', String(port), ...args], { stdio: 'ignore' });
+  const proc = spawnUntracked(process.execPath, [MCP_FIXTURE, '--http', String(port), ...args], {
+    env: process.env,
+    stdio: 'ignore',
+  });
   const exited = new Promise<void>((r) => proc.once('exit', () => r()));
   const stop = async () => {
     if (proc.exitCode === null && proc.signalCode === null) proc.kill('SIGKILL');

@@ -1,4 +1,4 @@
-import { type ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -21,6 +21,7 @@ import { injector } from './inject.js';
 import { withoutCoverage } from './npm-start.js';
 import { startRedisCluster, type TestRedisCluster } from './redis-cluster.js';
 import { freePort, startRedis, type TestRedis } from './redis-server.js';
+import { spawnUntracked } from './untracked-spawn.js';
 import { waitUntil } from './wait-until.js';
 
 /** A whole mesh started in-process for one test: Redis, fake model, tool-host, runners, gateway. */
@@ -325,7 +326,7 @@ export function startService(
   const [command, args] = COMPILED
     ? [process.execPath, [SERVICE_MAIN[script]]]
     : ['npm', ['run', '-s', script]];
-  const proc = spawn(command, args, {
+  const proc = spawnUntracked(command, args, {
     cwd: path.resolve(import.meta.dirname, '../..'),
     // No coverage from it: tap maps no function of code loaded through tsx, and merged with the
     // in-process counts of the same files, that blanked whole modules in the report.

@@ -1,7 +1,8 @@
 // `npm start` as a user runs it, for the tests of test/start-*.test.ts: its own process group (the
 // teardown kills whatever is left), every line of its output kept.
-import { execFileSync, spawn } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { spawnUntracked } from './untracked-spawn.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -54,14 +55,19 @@ export function startEnv(vars: Record<string, string>): NodeJS.ProcessEnv {
 
 /** Runs `npm start` (or `npm <args>`: `run dev`) with `env`, its stdout and stderr piped (so not a terminal). */
 export function npmStart(env: NodeJS.ProcessEnv, args: string[] = ['start']): NpmStart {
-  const npm = spawn('npm', args, { cwd: ROOT, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+  const npm = spawnUntracked('npm', args, {
+    cwd: ROOT,
+    env,
+    detached: true,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let all = '';
   let out = '';
-  npm.stdout.on('data', (d: Buffer) => {
+  npm.stdout!.on('data', (d: Buffer) => {
     all += d.toString();
     out += d.toString();
   });
-  npm.stderr.on('data', (d: Buffer) => {
+  npm.stderr!.on('data', (d: Buffer) => {
     all += d.toString();
   });
   const exited = new Promise<number | null>((resolve) => npm.once('exit', (code) => resolve(code)));

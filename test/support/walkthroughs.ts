@@ -1,8 +1,9 @@
 // The marked blocks of the docs (docs/README.md, "For contributors"): a fenced block right after a
 // `<!-- walkthrough: name -->` line is a walkthrough that test/docs-walkthroughs.test.ts runs.
-import { spawn } from 'node:child_process';
+
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
+import { spawnUntracked } from './untracked-spawn.js';
 
 /** One marked block: its name, its language (`sh` or `js`), its code, and where it is. */
 export interface Walkthrough {
@@ -87,16 +88,21 @@ export function runWalkthrough(
 ): Promise<WalkthroughRun> {
   const [command, args] =
     w.lang === 'sh' ? ['bash', ['-eo', 'pipefail', '-c', w.code]] : ['node', ['--input-type=module']];
-  const child = spawn(command, args, { cwd: opts.cwd, env: opts.env, detached: true, stdio: 'pipe' });
+  const child = spawnUntracked(command, args, {
+    cwd: opts.cwd,
+    env: opts.env,
+    detached: true,
+    stdio: 'pipe',
+  });
   let stdout = '';
   let stderr = '';
-  child.stdout.on('data', (d: Buffer) => {
+  child.stdout!.on('data', (d: Buffer) => {
     stdout += d.toString();
   });
-  child.stderr.on('data', (d: Buffer) => {
+  child.stderr!.on('data', (d: Buffer) => {
     stderr += d.toString();
   });
-  child.stdin.end(w.lang === 'js' ? w.code : '');
+  child.stdin!.end(w.lang === 'js' ? w.code : '');
   let timedOut = false;
   const timer = setTimeout(() => {
     timedOut = true;
