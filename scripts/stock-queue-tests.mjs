@@ -3,7 +3,9 @@
 // (docs/guides/testing.md): every test file that runs a runner — in the test's process or as a
 // service process — in either tier, so every end-to-end and fault test passes on BullMQ's public
 // API alone too. Left out: files that start the mesh through `npm start` (its shipped default),
-// the browser tests (pages, not the queue) and the fast path's own tests, which pin it on.
+// the browser tests (pages, not the queue), the fast path's own tests, which pin it on, and the
+// Redis Cluster tests: the fast path is for one server, so a cluster runs the stock path in every
+// pass already.
 // Run from .tap-build/: prints `.js` files.
 import fs from 'node:fs';
 import path from 'node:path';
@@ -17,7 +19,8 @@ function* testFiles(dir) {
   for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
     const file = path.join(dir, entry.name);
     if (entry.isDirectory()) {
-      if (!['node_modules', 'fixtures', 'support', 'dist'].includes(entry.name)) yield* testFiles(file);
+      if (!['node_modules', 'fixtures', 'support', 'dist', 'cluster'].includes(entry.name))
+        yield* testFiles(file);
     } else if (entry.name.endsWith('.test.js') && !entry.name.endsWith('-browser.test.js')) yield file;
   }
 }

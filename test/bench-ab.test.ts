@@ -1,8 +1,8 @@
-// bench/ab.ts's turns (docs/architecture/where-the-time-goes.md, "Comparing a change in turns"), run
-// small against two meshes as processes (from their sources: this tier does not build), one of them
-// with a setting of its own and an extra runner, so a change to how a side is started or read fails
-// here rather than in the next A/B. What it measures is never asserted; that both sides ran every
-// run, in turns, on their own settings and runners, is.
+// bench/ab.ts's turns (docs/architecture/where-the-time-goes.md, "Comparing a change in turns"),
+// run small against two meshes as processes (compiled, as the bench runs them: the full tier builds
+// first), one of them with a setting of its own and an extra runner, so a change to how a side is
+// started or read fails here rather than in the next A/B. What it measures is never asserted; that
+// both sides ran every run, in turns, on their own settings and runners, is.
 import fs from 'node:fs';
 import path from 'node:path';
 import t from 'tap';
@@ -28,10 +28,10 @@ t.test(
   'two meshes take turns, each on its own settings and runners, each read process by process',
   async (t) => {
     const model = await startBenchModel(1);
-    const a = await startAbSide('A', model.url, { mode: 'tsx', runners: 1 });
+    const a = await startAbSide('A', model.url, { runners: 1 });
     // B: its own setting, and one more runner hosting only another agent, which takes none of the runs.
     const env = parseSideEnv('LOG_LEVEL=warn');
-    const b = await startAbSide('B', model.url, { mode: 'tsx', runners: 1, extraRunnerAgents: 'fan', env });
+    const b = await startAbSide('B', model.url, { runners: 1, extraRunnerAgents: 'fan', env });
     t.equal(a.processes().length, 4, 'A: gateway, Redis, tool-host and its runner');
     t.equal(b.processes().length, 5, 'B: the same and the extra runner');
     for (const side of [a, b]) for (let i = 0; i < 10; i++) await side.invoke('single');

@@ -1,9 +1,9 @@
 // bench/hops.ts's tracer and timeline (docs/architecture/where-the-time-goes.md, "Where a single
-// run's time goes"), run small against the services as processes (from their sources: this tier
-// does not build), so a change to what it reads — Node's HTTP and undici channels, ioredis's
-// command tracing channel, the services' entry files it names roles by — fails here rather than in
-// the next traced run. What it measures is never asserted; that every hop of a run came, in the
-// order a run takes them, is.
+// run's time goes"), run small against the services as processes (compiled, as the bench runs them:
+// the full tier builds first), so a change to what it reads — Node's HTTP and undici channels,
+// ioredis's command tracing channel, the services' entry files it names roles by — fails here
+// rather than in the next traced run. What it measures is never asserted; that every hop of a run
+// came, in the order a run takes them, is.
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -79,7 +79,7 @@ t.test('a traced mesh and its bare floor: every process notes its hops between t
   });
   t.teardown(() => stopOnExit.run());
   const model = await startBenchModel(1);
-  const mesh = await startMeshProcesses(model.url, 1, 1, { mode: 'tsx' });
+  const mesh = await startMeshProcesses(model.url, 1, 1);
   const bare = await startBarePipeline(mesh.redisUrl, model.url);
   t.teardown(() => bare.stop());
   delete process.env.NODE_OPTIONS; // the processes have it; nothing else this file starts needs it

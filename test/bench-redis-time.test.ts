@@ -1,8 +1,8 @@
 // bench/redis-time.ts's reading (docs/architecture/where-the-time-goes.md, "Where Redis's time
-// goes"), run small against a mesh as processes (from their sources: this tier does not build), so
-// a change to the steps it names or to how it reads Redis fails here rather than in the next
-// reading. What it measures is never asserted; that every run's take, end and completion were read,
-// and Redis left as found, is.
+// goes"), run small against a mesh as processes (compiled, as the bench runs them: the full tier
+// builds first), so a change to the steps it names or to how it reads Redis fails here rather than
+// in the next reading. What it measures is never asserted; that every run's take, end and
+// completion were read, and Redis left as found, is.
 import { Redis } from 'ioredis';
 import t from 'tap';
 import { meshClient } from '../bench/support/mesh-client.js';
@@ -24,7 +24,7 @@ t.test('a step is named as bench/hops.ts names it: a script by its key count and
 t.test("each run's scripts are read from Redis's side, and its settings put back", async (t) => {
   t.teardown(() => stopOnExit.run());
   const model = await startBenchModel(1);
-  const mesh = await startMeshProcesses(model.url, 1, 1, { mode: 'tsx' });
+  const mesh = await startMeshProcesses(model.url, 1, 1);
   const invoke = meshClient(mesh.gatewayUrl);
   const redis = new Redis(mesh.redisUrl);
   t.teardown(() => redis.disconnect());

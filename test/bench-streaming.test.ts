@@ -1,9 +1,10 @@
 // The streaming figures of `npm run bench` (docs/performance.md), run small against the services as
-// processes (from their sources: this tier does not build), so a change to what they read — the
-// invoke stream's events, the SDK's stream events, the `stream: false` model entry, the delta keys —
-// fails here rather than in the next full bench run. What they measure is never asserted (speed
-// belongs to the bench); that every sample came is: a first delta on each side of every run, the
-// model's own time of each long reply, and the long reply's delta writes only while watched.
+// processes (compiled, as the bench runs them: the full tier builds first), so a change to what
+// they read — the invoke stream's events, the SDK's stream events, the `stream: false` model entry,
+// the delta keys — fails here rather than in the next full bench run. What they measure is never
+// asserted (speed belongs to the bench); that every sample came is: a first delta on each side of
+// every run, the model's own time of each long reply, and the long reply's delta writes only while
+// watched.
 import t from 'tap';
 import { deltaCommandFigures } from '../bench/figures/delta-commands.js';
 import { firstDeltaFigures } from '../bench/figures/first-delta.js';
@@ -19,7 +20,7 @@ import { stopOnExit } from '../bench/support/stop-on-exit.js';
 const opts = benchOptions({ BENCH_QUICK: '1', BENCH_REPS: '1', BENCH_RUNS: '2', BENCH_WARMUP: '1' });
 t.teardown(() => stopOnExit.run());
 const model = await startBenchModel(opts.depth);
-const mesh = await startMeshProcesses(model.url, opts.depth, 1, { mode: 'tsx' });
+const mesh = await startMeshProcesses(model.url, opts.depth, 1);
 const ctx = makeBenchContext(opts, model, mesh, () => undefined);
 
 /** Each figure as `name (context)`, and whether all its numbers are positive and finite. */
