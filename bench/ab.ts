@@ -28,9 +28,7 @@ const agents = (env.BENCH_AB_AGENTS || 'single,parent').split(',').map((a) => a.
 const runs = Number(env.BENCH_RUNS || 2000);
 const warmup = Number(env.BENCH_WARMUP || 2000);
 const client = (env.BENCH_AB_CLIENT || 'undici') as ClientName;
-const clients = Number(env.BENCH_AB_CLIENTS || 1);
-if (!Number.isInteger(clients) || clients < 1)
-  throw new Error(`BENCH_AB_CLIENTS must be an integer ≥ 1, got "${env.BENCH_AB_CLIENTS}"`);
+const clients = countOf('BENCH_AB_CLIENTS', 1);
 const note = (text: string) => process.stderr.write(`ab: ${text}\n`);
 
 process.on('SIGINT', () => void stopOnExit.run().finally(() => process.exit(130)));
@@ -38,10 +36,7 @@ try {
   const model = await startBenchModel(1);
   const base = env.BENCH_AB_BASE ? path.resolve(env.BENCH_AB_BASE) : undefined;
   const side = async (name: string, root: string | undefined, sideEnv: string | undefined) => {
-    const raw = env[`BENCH_AB_RUNNERS_${name}`] || '2';
-    const runners = Number(raw);
-    if (!Number.isInteger(runners) || runners < 1)
-      throw new Error(`BENCH_AB_RUNNERS_${name} must be an integer ≥ 1, got "${raw}"`);
+    const runners = countOf(`BENCH_AB_RUNNERS_${name}`, 2);
     const extraRunnerAgents = env[`BENCH_AB_EXTRA_RUNNER_${name}`];
     const extra = extraRunnerAgents ? ` and one hosting ${extraRunnerAgents}` : '';
     note(`${name}: ${root ?? 'this checkout'} ${sideEnv ?? ''} (${runners} runners${extra})`);
@@ -67,6 +62,14 @@ try {
   }
 } finally {
   await stopOnExit.run();
+}
+
+/** A variable that counts something (runners, clients): an integer ≥ 1, `fallback` when unset. */
+function countOf(name: string, fallback: number): number {
+  const raw = env[name] || String(fallback);
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < 1) throw new Error(`${name} must be an integer ≥ 1, got "${raw}"`);
+  return n;
 }
 
 function print(agent: string, [a, b]: AbResult[]): void {
