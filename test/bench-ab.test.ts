@@ -24,6 +24,34 @@ t.test("a side's settings: K=V pairs, anything else refused", async (t) => {
   t.throws(() => parseSideEnv('=warn'), /is not K=V/);
 });
 
+t.test('a paused client waits that long after each run before its next (bench/idle-gaps.ts)', async (t) => {
+  // Sides of nothing but a clock: which client ran when, and this process's CPU.
+  const starts: number[][] = [[], []];
+  const ends: number[][] = [[], []];
+  const sides = [0, 1].map((i) => ({
+    name: `S${i}`,
+    invoke: async () => {
+      starts[i]!.push(performance.now());
+      await new Promise((r) => setImmediate(r));
+      ends[i]!.push(performance.now());
+      return 'ok';
+    },
+    processes: (): [string, number][] => [['self', process.pid]],
+    pauseMs: 15,
+  }));
+  const results = await abTurns(sides, 'single', 45);
+  for (const [i, r] of results.entries()) {
+    t.equal(r.runs, 45, `${r.name}: every run`);
+    t.equal(starts[i]!.length, 45);
+    // Within a block (20 runs) each run starts at least the pause after the last one ended; across
+    // blocks the other side ran in between.
+    const gaps = starts[i]!.slice(1).map((s, k) => s - ends[i]![k]!);
+    const inBlock = gaps.filter((_, k) => (k + 1) % 20 !== 0);
+    t.ok(Math.min(...inBlock) >= 14, `${r.name}: no run started within the pause of the one before`);
+    t.ok(r.runsPerSecond < 1000 / 15, `${r.name}: the pauses count in its rate`);
+  }
+});
+
 t.test(
   'two meshes take turns, each on its own settings and runners, each read process by process',
   async (t) => {

@@ -9,6 +9,12 @@ export interface AbSide {
   invoke: MeshInvoke;
   /** Its processes by role, whose CPU a run costs (MeshProcesses.processes). */
   processes(): [string, number][];
+  /**
+   * How long each client waits after a run ends before it starts the next (0: at once): a caller
+   * that does something else between runs, which leaves every process of the side idle that long
+   * (bench/idle-gaps.ts). Its runs a second count the pauses too.
+   */
+  pauseMs?: number;
 }
 
 /** What one side measured over its blocks: each run's wall time, and its processes' CPU per run. */
@@ -72,8 +78,9 @@ export function parseSideEnv(text: string | undefined): Record<string, string> {
  * `runs` runs of `agent` on each side, in blocks of 20 a client with the sides taking turns (the
  * first side of each block alternating, so neither always follows the other's tail): a change of
  * the machine's speed reaches both alike. `clients` clients run a block's runs at once, each
- * starting its next run as its last one ends (1: sequential runs). Each side's CPU is the sum of
- * its processes' CPU time (/proc) over its own blocks only, also read process by process.
+ * starting its next run as its last one ends (1: sequential runs), or the side's `pauseMs` after.
+ * Each side's CPU is the sum of its processes' CPU time (/proc) over its own blocks only, also read
+ * process by process.
  */
 export async function abTurns(
   sides: readonly AbSide[],
@@ -102,6 +109,7 @@ export async function abTurns(
             const t0 = performance.now();
             await side.invoke(agent);
             walls[i]!.push(performance.now() - t0);
+            if (side.pauseMs) await new Promise((r) => setTimeout(r, side.pauseMs));
           }
         }),
       );
