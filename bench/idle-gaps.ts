@@ -69,7 +69,7 @@ try {
   await stopOnExit.run();
 }
 
-/** How this machine's cores idle (Linux cpuidle), when it says: a guest that polls before halting wakes sooner. */
+/** How this machine's cores idle (Linux cpuidle), when it says: its driver, and a guest's halt-polling time. */
 function idleFacts(): string {
   const read = (file: string) => {
     try {
