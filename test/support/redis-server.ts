@@ -5,30 +5,51 @@ import os from 'node:os';
 import path from 'node:path';
 import { Redis } from 'ioredis';
 
-/** A free TCP port on loopback. */
-function listenedPort(): Promise<number> {
-  return new Promise((resolve, reject) => {
+/** Listens on `port` (0: one the OS picks) on loopback and closes again: the port, or undefined when taken. */
+function listenedPort(port: number): Promise<number | undefined> {
+  return new Promise((resolve) => {
     const s = net.createServer();
     s.unref();
-    s.on('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as net.AddressInfo;
-      s.close(() => resolve(port));
+    s.on('error', () => resolve(undefined));
+    s.listen(port, '127.0.0.1', () => {
+      const { port: held } = s.address() as net.AddressInfo;
+      s.close(() => resolve(held));
     });
   });
 }
 
+/**
+ * The ports handed out: below the kernel's ephemeral range (ip_local_port_range), from which every
+ * outgoing connection and every `listen(0)` takes its port. A port the OS picked there was free only
+ * at that moment: in the second it took a service process to start and listen on it, one of the
+ * thousands of connections the tests open could take it first (a tool-host then failed with
+ * EADDRINUSE). Below the range only a listener asking for the very port takes it.
+ */
+function quietRange(): [number, number] | undefined {
+  try {
+    const low = Number(
+      fs.readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/)[0],
+    );
+    return low - 1 >= 11_024 ? [low - 10_000, low - 1] : undefined;
+  } catch {
+    return undefined;
+  }
+}
+const QUIET = quietRange();
+
 const handedOut = new Set<number>();
 
 /**
- * A port nothing listens on now, and never one this process was given before: the kernel may hand
- * the same free port to two calls in a row, and a test that asked for two ports (a gateway's and a
- * tool-host's) then got one twice.
+ * A port nothing listens on now, never one this process was given before (the kernel may hand the
+ * same free port to two calls in a row), and where it can, one no outgoing connection will take
+ * before its service listens (quietRange); else one the OS picks.
  */
 export async function freePort(): Promise<number> {
-  for (;;) {
-    const port = await listenedPort();
-    if (!handedOut.has(port)) {
+  for (let attempt = 0; ; attempt++) {
+    const wanted =
+      QUIET && attempt < 200 ? QUIET[0] + Math.floor(Math.random() * (QUIET[1] - QUIET[0] + 1)) : 0;
+    const port = await listenedPort(wanted);
+    if (port !== undefined && !handedOut.has(port)) {
       handedOut.add(port);
       return port;
     }
