@@ -5,8 +5,9 @@
 import { fileURLToPath } from 'node:url';
 import { stripVTControlCharacters } from 'node:util';
 import t from 'tap';
-import { freePort, isListening } from '../scripts/free-port.js';
+import { isListening } from '../scripts/free-port.js';
 import { atMost, processes, until, withoutCoverage } from './support/npm-start.js';
+import { freePort } from './support/redis-server.js';
 import { spawnUntracked } from './support/untracked-spawn.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));

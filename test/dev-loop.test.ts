@@ -8,8 +8,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify, stripVTControlCharacters } from 'node:util';
 import t from 'tap';
-import { freePort } from '../scripts/free-port.js';
 import { npmStart, processes, startEnv, stopNpmStart, until } from './support/npm-start.js';
+import { freePort } from './support/redis-server.js';
 
 const run = promisify(execFile);
 const ROOT = path.resolve(import.meta.dirname, '..');

@@ -5,9 +5,8 @@
 // without a check, or a check whose block is gone.
 import { fileURLToPath } from 'node:url';
 import t, { type Test } from 'tap';
-import { freePort } from '../scripts/free-port.js';
 import { atMost, npmStart, startEnv, until } from './support/npm-start.js';
-import { startRedis } from './support/redis-server.js';
+import { freePort, startRedis } from './support/redis-server.js';
 import { docFiles, readWalkthroughs, runWalkthrough, type Walkthrough } from './support/walkthroughs.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));

@@ -5,9 +5,9 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import t, { type Test } from 'tap';
-import { freePort } from '../scripts/free-port.js';
 import { inspectMeshConfig } from '../scripts/inspect-mesh-config.js';
 import { npmStart, startEnv, stopNpmStart } from './support/npm-start.js';
+import { freePort } from './support/redis-server.js';
 
 const MODEL = `models:\n  default: {provider: openai, baseUrl: 'http://127.0.0.1:9/v1', apiKey: k, model: m}\n`;
 

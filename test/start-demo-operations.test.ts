@@ -5,8 +5,8 @@
 import { execFile } from 'node:child_process';
 import { promisify, stripVTControlCharacters } from 'node:util';
 import t from 'tap';
-import { freePort } from '../scripts/free-port.js';
 import { npmStart, startEnv, stopNpmStart, until } from './support/npm-start.js';
+import { freePort } from './support/redis-server.js';
 
 const run = promisify(execFile);
 const ROOT = new URL('..', import.meta.url).pathname;

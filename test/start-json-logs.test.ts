@@ -2,9 +2,8 @@
 // invocation started and finished, no per-request lines; a second `npm start` on the same ports
 // stops before starting anything and never announces ready.
 import t from 'tap';
-import { freePort } from '../scripts/free-port.js';
 import { atMost, npmStart, startEnv, until } from './support/npm-start.js';
-import { startRedis } from './support/redis-server.js';
+import { freePort, startRedis } from './support/redis-server.js';
 
 interface LogRecord {
   level: number;

@@ -3,8 +3,8 @@ import { spawn } from 'node:child_process';
 import net from 'node:net';
 import { stripVTControlCharacters } from 'node:util';
 import t from 'tap';
-import { freePort } from '../scripts/free-port.js';
 import { npmStart, startEnv } from './support/npm-start.js';
+import { freePort } from './support/redis-server.js';
 
 function holdPort(port: number): Promise<net.Server> {
   return new Promise((resolve, reject) => {

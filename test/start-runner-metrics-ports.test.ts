@@ -1,8 +1,8 @@
 // npm start gives each runner its own metrics port, the next free ones from RUNNER_METRICS_PORT.
 import net from 'node:net';
 import t from 'tap';
-import { freePort } from '../scripts/free-port.js';
 import { runnerMetricsPorts } from '../scripts/runner-metrics-ports.js';
+import { freePort } from './support/redis-server.js';
 
 const hold = (port: number) =>
   new Promise<net.Server>((resolve, reject) => {
