@@ -4,47 +4,46 @@
 import fs from 'node:fs';
 import net from 'node:net';
 import t from 'tap';
-import { freePort } from './support/redis-server.js';
+import { freePort, QUIET_PORTS } from './support/redis-server.js';
 
-const range = fs
-  .readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8')
-  .trim()
-  .split(/\s+/)
-  .map(Number);
+const low = Number(fs.readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/)[0]);
+
+/** A server listening on `port` on loopback, or undefined when the port is taken. */
+function tryListen(port: number): Promise<net.Server | undefined> {
+  const server = net.createServer();
+  return new Promise((resolve) => {
+    server.once('error', () => resolve(undefined));
+    server.listen(port, '127.0.0.1', () => resolve(server));
+  });
+}
+const close = (server: net.Server) => new Promise((r) => server.close(r));
 
 t.test('each port is free, handed out once, and below the ephemeral range', async (t) => {
-  const low = range[0]!;
+  const [first, last] = QUIET_PORTS!;
+  t.ok(last < low && first < last, `the picks' range [${first}, ${last}] lies below ${low}`);
   const ports: number[] = [];
   for (let i = 0; i < 40; i++) ports.push(await freePort());
   t.equal(new Set(ports).size, ports.length, 'no port handed out twice');
   t.ok(
-    ports.every((p) => p >= low - 10_000 && p < low),
-    `all within [${low - 10_000}, ${low - 1}]: ${ports.join(', ')}`,
+    ports.every((p) => p >= first && p <= last),
+    `all within it: ${ports.join(', ')}`,
   );
   for (const port of ports.slice(0, 5)) {
-    const server = net.createServer();
-    await new Promise<void>((resolve, reject) => {
-      server.once('error', reject);
-      server.listen(port, '127.0.0.1', resolve);
-    });
-    t.pass(`${port} listened on`);
-    await new Promise((r) => server.close(r));
+    const server = await tryListen(port);
+    t.ok(server, `${port} listened on`);
+    if (server) await close(server);
   }
 });
 
 t.test('a port something listens on is never handed out', async (t) => {
-  // Hold every port of a slice of the range the picks come from: none of them may come back.
-  const low = range[0]!;
+  // Hold a tenth of the range the picks come from: none of those ports may come back.
+  const [first, last] = QUIET_PORTS!;
   const held: net.Server[] = [];
-  for (let port = low - 10_000; port < low - 9_000; port++) {
-    const server = net.createServer();
-    const ok = await new Promise<boolean>((resolve) => {
-      server.once('error', () => resolve(false));
-      server.listen(port, '127.0.0.1', () => resolve(true));
-    });
-    if (ok) held.push(server);
+  for (let port = first; port < first + (last - first + 1) / 10; port++) {
+    const server = await tryListen(port);
+    if (server) held.push(server);
   }
-  t.teardown(() => Promise.all(held.map((s) => new Promise((r) => s.close(r)))));
+  t.teardown(() => Promise.all(held.map(close)));
   const busy = new Set(held.map((s) => (s.address() as net.AddressInfo).port));
   const ports: number[] = [];
   for (let i = 0; i < 100; i++) ports.push(await freePort());

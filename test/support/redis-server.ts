@@ -35,7 +35,8 @@ function quietRange(): [number, number] | undefined {
     return undefined;
   }
 }
-const QUIET = quietRange();
+/** Where freePort picks (both ends included), undefined where the ephemeral range leaves no room below it. */
+export const QUIET_PORTS = quietRange();
 
 const handedOut = new Set<number>();
 
@@ -47,7 +48,9 @@ const handedOut = new Set<number>();
 export async function freePort(): Promise<number> {
   for (let attempt = 0; ; attempt++) {
     const wanted =
-      QUIET && attempt < 200 ? QUIET[0] + Math.floor(Math.random() * (QUIET[1] - QUIET[0] + 1)) : 0;
+      QUIET_PORTS && attempt < 200
+        ? QUIET_PORTS[0] + Math.floor(Math.random() * (QUIET_PORTS[1] - QUIET_PORTS[0] + 1))
+        : 0;
     const port = await listenedPort(wanted);
     if (port !== undefined && !handedOut.has(port)) {
       handedOut.add(port);
