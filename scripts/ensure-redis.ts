@@ -23,13 +23,15 @@ const HOW_TO_GET_REDIS = `Start one and point REDIS_URL at it, for example:
 
 /**
  * Finds Redis at `url` with a PING; else starts a private `redis-server` (installing it as root) on a
- * port outside `reserved`, the ports the mesh's services will listen on.
+ * port outside `reserved`, the ports the mesh's services will listen on (`pickPort` picks it
+ * instead, for tests), trying another port when the server exits before it answers.
  */
 export async function ensureRedis(
   url: string,
   say: (line: string) => void,
   output: MeshOutput,
   reserved: Iterable<number> = [],
+  opts: { pickPort?: () => Promise<number> } = {},
 ): Promise<RedisHandle> {
   if (await pingRedis(url)) {
     say(`using Redis at ${url}`);
@@ -50,7 +52,34 @@ export async function ensureRedis(
     say(`installed ${bin}`);
   }
   if (!bin) throw new Error(`No Redis at ${url} and no redis-server on PATH.\n${HOW_TO_GET_REDIS}`);
-  const port = await freePortOutside(reserved);
+  const pick = opts.pickPort ?? (() => freePortOutside(reserved));
+  // A port free when picked may be taken before redis-server binds it (by any process's outgoing
+  // connection, which the OS gives ports from the same range): it exits, and another port is tried.
+  for (let attempt = 1; ; attempt++) {
+    const port = await pick();
+    const started = await startPrivateRedis(bin, port, output);
+    if (started.handle) {
+      say(`private Redis ready at ${started.handle.url} (stopped with the mesh)`);
+      return started.handle;
+    }
+    if (!started.exited || attempt === PRIVATE_REDIS_ATTEMPTS)
+      throw new Error(`The private redis-server did not start on port ${port} (see its output above).`);
+    say(`the private redis-server exited before it answered on port ${port}; trying another port`);
+  }
+}
+
+/** How many ports npm start tries for its private Redis, each after a server that exited at once. */
+const PRIVATE_REDIS_ATTEMPTS = 5;
+
+/**
+ * A private `redis-server` on `port`, once it answers a PING; else stopped again, with whether it
+ * exited by itself (its port taken, say) rather than not answering within 15 s.
+ */
+async function startPrivateRedis(
+  bin: string,
+  port: number,
+  output: MeshOutput,
+): Promise<{ handle?: RedisHandle; exited: boolean }> {
   const dir = await mkdtemp(join(tmpdir(), 'agentmesh-redis-'));
   const args = [
     '--port',
@@ -69,20 +98,20 @@ export async function ensureRedis(
   ];
   // Out of the terminal's process group: Ctrl-C must not stop Redis before the services have drained.
   const service = spawnService('redis', bin, args, { env: process.env, cwd: dir, output, detached: true });
-  const privateUrl = `redis://127.0.0.1:${port}`;
+  const url = `redis://127.0.0.1:${port}`;
   const stop = async () => {
     await service.stop(5000);
     await rm(dir, { recursive: true, force: true });
   };
-  for (const end = Date.now() + 15_000; !(await pingRedis(privateUrl)); ) {
+  for (const end = Date.now() + 15_000; !(await pingRedis(url)); ) {
     if (!service.running || Date.now() > end) {
+      const exited = !service.running;
       await stop();
-      throw new Error(`The private redis-server did not start on port ${port} (see its output above).`);
+      return { exited };
     }
     await new Promise((r) => setTimeout(r, 100));
   }
-  say(`private Redis ready at ${privateUrl} (stopped with the mesh)`);
-  return { url: privateUrl, service, stop };
+  return { handle: { url, service, stop }, exited: false };
 }
 
 /** True when a Redis server answers at `url` (any RESP reply counts: auth is the services' business). */
@@ -106,6 +135,8 @@ export function pingRedis(url: string, timeoutMs = 1000): Promise<boolean> {
     };
     socket.setTimeout(timeoutMs, () => done(false));
     socket.once('error', () => done(false));
+    // A peer that hangs up without an answer is no Redis (the answer's `data` comes before this).
+    socket.once('close', () => done(false));
     socket.once(target.protocol === 'rediss:' ? 'secureConnect' : 'connect', () => socket.write('PING\r\n'));
     socket.once('data', (data: Buffer) => done(data[0] === 0x2b || data[0] === 0x2d)); // '+' or '-'
   });
