@@ -58,28 +58,29 @@ export async function ensureRedis(
   for (let attempt = 1; ; attempt++) {
     const port = await pick();
     const started = await startPrivateRedis(bin, port, output);
-    if (started.handle) {
-      say(`private Redis ready at ${started.handle.url} (stopped with the mesh)`);
-      return started.handle;
+    if ('url' in started) {
+      say(`private Redis ready at ${started.url} (stopped with the mesh)`);
+      return started;
     }
-    if (!started.exited || attempt === PRIVATE_REDIS_ATTEMPTS)
+    if (started.taken === undefined || attempt === PRIVATE_REDIS_ATTEMPTS)
       throw new Error(`The private redis-server did not start on port ${port} (see its output above).`);
-    say(`the private redis-server exited before it answered on port ${port}; trying another port`);
+    say(`the private redis-server ${started.taken} on port ${port}; trying another port`);
   }
 }
 
-/** How many ports npm start tries for its private Redis, each after a server that exited at once. */
+/** How many ports npm start tries for its private Redis, each after one it found taken. */
 const PRIVATE_REDIS_ATTEMPTS = 5;
 
 /**
- * A private `redis-server` on `port`, once it answers a PING; else stopped again, with whether it
- * exited by itself (its port taken, say) rather than not answering within 15 s.
+ * A private `redis-server` on `port`, once it answers a PING as itself; else stopped again, saying
+ * how the port was `taken` (the server exited, or another server answers there), or nothing when it
+ * did not answer within 15 s.
  */
 async function startPrivateRedis(
   bin: string,
   port: number,
   output: MeshOutput,
-): Promise<{ handle?: RedisHandle; exited: boolean }> {
+): Promise<RedisHandle | { taken?: string }> {
   const dir = await mkdtemp(join(tmpdir(), 'agentmesh-redis-'));
   const args = [
     '--port',
@@ -107,11 +108,42 @@ async function startPrivateRedis(
     if (!service.running || Date.now() > end) {
       const exited = !service.running;
       await stop();
-      return { exited };
+      return exited ? { taken: 'exited before it answered' } : {};
     }
     await new Promise((r) => setTimeout(r, 100));
   }
-  return { handle: { url, service, stop }, exited: false };
+  // What answered may be another server that held the port, which ours then failed to bind.
+  if ((await redisProcessId(url)) !== service.child.pid) {
+    await stop();
+    return { taken: 'found another server answering' };
+  }
+  return { url, service, stop };
+}
+
+/** The most of an `INFO server` answer read for its process id (it is about 1 kB). */
+const INFO_MAX_BYTES = 64 * 1024;
+
+/** The process id the Redis at `url` (plain TCP) reports in `INFO server`, or undefined. */
+export function redisProcessId(url: string, timeoutMs = 1000): Promise<number | undefined> {
+  const { port, hostname } = new URL(url);
+  return new Promise((resolve) => {
+    const socket = net.connect({ port: Number(port), host: hostname });
+    let text = '';
+    const done = (pid: number | undefined) => {
+      socket.destroy();
+      resolve(pid);
+    };
+    socket.setTimeout(timeoutMs, () => done(undefined));
+    socket.once('error', () => done(undefined));
+    socket.once('close', () => done(undefined));
+    socket.once('connect', () => socket.write('INFO server\r\n'));
+    socket.on('data', (data: Buffer) => {
+      text += data.toString('latin1');
+      const pid = /\r\nprocess_id:(\d+)\r\n/.exec(text)?.[1];
+      if (pid !== undefined) done(Number(pid));
+      else if (text.length > INFO_MAX_BYTES) done(undefined);
+    });
+  });
 }
 
 /** True when a Redis server answers at `url` (any RESP reply counts: auth is the services' business). */

@@ -43,6 +43,41 @@ t.test('a private redis-server whose port was taken starts again on another port
   t.same(picks, [], 'two ports were picked');
 });
 
+t.test('a port where another Redis answers is passed over, not taken for its own', async (t) => {
+  // A stranger that speaks RESP, holding the port: it answers the PING before ours has failed to bind.
+  const stranger = net.createServer((socket) =>
+    socket
+      .on('error', () => {})
+      .on('data', (data) => {
+        const info = '# Server\r\nprocess_id:1\r\n';
+        socket.write(String(data).startsWith('INFO') ? `$${info.length}\r\n${info}\r\n` : '+PONG\r\n');
+      }),
+  );
+  await new Promise<void>((resolve) => stranger.listen(0, '127.0.0.1', resolve));
+  t.teardown(() => new Promise<void>((resolve) => stranger.close(() => resolve())));
+  const taken = (stranger.address() as net.AddressInfo).port;
+  const free = await freePort();
+  const picks = [taken, free];
+  const said: string[] = [];
+  const redis = await ensureRedis(
+    `redis://127.0.0.1:${await freePort()}`,
+    (line) => said.push(line),
+    output,
+    [],
+    {
+      pickPort: async () => picks.shift()!,
+    },
+  );
+  t.teardown(() => redis.stop());
+  t.equal(redis.url, `redis://127.0.0.1:${free}`, 'its own server runs on the next port');
+  t.ok(
+    said.includes(
+      `the private redis-server found another server answering on port ${taken}; trying another port`,
+    ),
+    'it said why it moved',
+  );
+});
+
 t.test('after five taken ports it gives up, naming the last', async (t) => {
   const taken = await heldPort(t);
   let picked = 0;
