@@ -1,5 +1,5 @@
 import { constants } from 'node:fs';
-import { access, mkdtemp, rm } from 'node:fs/promises';
+import { access, mkdtemp, realpath, rm } from 'node:fs/promises';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
@@ -81,7 +81,9 @@ async function startPrivateRedis(
   port: number,
   output: MeshOutput,
 ): Promise<RedisHandle | { taken?: string }> {
-  const dir = await mkdtemp(join(tmpdir(), 'agentmesh-redis-'));
+  // Its real path: Redis reports the directory it works in as getcwd() gives it (on macOS the
+  // temporary directory is behind a symlink).
+  const dir = await realpath(await mkdtemp(join(tmpdir(), 'agentmesh-redis-')));
   const args = [
     '--port',
     String(port),
@@ -112,36 +114,42 @@ async function startPrivateRedis(
     }
     await new Promise((r) => setTimeout(r, 100));
   }
-  // What answered may be another server that held the port, which ours then failed to bind.
-  if ((await redisProcessId(url)) !== service.child.pid) {
+  // What answered may be another server that held the port, which ours then failed to bind: ours
+  // is the one whose directory is the fresh one it was given (a wrapper may run it under another pid).
+  if ((await redisDir(url)) !== dir) {
     await stop();
     return { taken: 'found another server answering' };
   }
   return { url, service, stop };
 }
 
-/** The most of an `INFO server` answer read for its process id (it is about 1 kB). */
-const INFO_MAX_BYTES = 64 * 1024;
+/** The most of a `CONFIG GET dir` answer read (a path and a few bytes of framing). */
+const CONFIG_MAX_BYTES = 64 * 1024;
 
-/** The process id the Redis at `url` (plain TCP) reports in `INFO server`, or undefined. */
-export function redisProcessId(url: string, timeoutMs = 1000): Promise<number | undefined> {
+/** The directory the Redis at `url` (plain TCP) works in, from `CONFIG GET dir`, or undefined. */
+export function redisDir(url: string, timeoutMs = 1000): Promise<string | undefined> {
   const { port, hostname } = new URL(url);
   return new Promise((resolve) => {
     const socket = net.connect({ port: Number(port), host: hostname });
-    let text = '';
-    const done = (pid: number | undefined) => {
+    let read = Buffer.alloc(0);
+    const done = (value: string | undefined) => {
       socket.destroy();
-      resolve(pid);
+      resolve(value);
     };
     socket.setTimeout(timeoutMs, () => done(undefined));
     socket.once('error', () => done(undefined));
     socket.once('close', () => done(undefined));
-    socket.once('connect', () => socket.write('INFO server\r\n'));
+    socket.once('connect', () => socket.write('CONFIG GET dir\r\n'));
     socket.on('data', (data: Buffer) => {
-      text += data.toString('latin1');
-      const pid = /\r\nprocess_id:(\d+)\r\n/.exec(text)?.[1];
-      if (pid !== undefined) done(Number(pid));
-      else if (text.length > INFO_MAX_BYTES) done(undefined);
+      read = Buffer.concat([read, data]);
+      // The answer: an array of the name and its value, `*2 $3 dir $<n> <n bytes>`, each line CRLF-ended.
+      const head = /^\*2\r\n\$3\r\ndir\r\n\$(\d+)\r\n/.exec(read.toString('latin1', 0, 64));
+      if (head) {
+        const from = head[0].length;
+        const to = from + Number(head[1]);
+        if (read.length >= to) return done(read.toString('utf8', from, to));
+      } else if (read.length >= 64 || read[0] !== 0x2a) return done(undefined); // not that answer
+      if (read.length > CONFIG_MAX_BYTES) done(undefined);
     });
   });
 }

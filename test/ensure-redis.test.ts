@@ -49,8 +49,9 @@ t.test('a port where another Redis answers is passed over, not taken for its own
     socket
       .on('error', () => {})
       .on('data', (data) => {
-        const info = '# Server\r\nprocess_id:1\r\n';
-        socket.write(String(data).startsWith('INFO') ? `$${info.length}\r\n${info}\r\n` : '+PONG\r\n');
+        const dir = '/var/lib/redis';
+        const config = `*2\r\n$3\r\ndir\r\n$${dir.length}\r\n${dir}\r\n`;
+        socket.write(String(data).startsWith('CONFIG') ? config : '+PONG\r\n');
       }),
   );
   await new Promise<void>((resolve) => stranger.listen(0, '127.0.0.1', resolve));
