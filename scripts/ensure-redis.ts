@@ -72,7 +72,7 @@ export async function ensureRedis(
 const PRIVATE_REDIS_ATTEMPTS = 5;
 
 /**
- * A private `redis-server` on `port`, once it answers a PING as itself; else stopped again, saying
+ * A private `redis-server` on `port`, once it answers as itself; else stopped again, saying
  * how the port was `taken` (the server exited, or another server answers there), or nothing when it
  * did not answer within 15 s.
  */
@@ -106,61 +106,60 @@ async function startPrivateRedis(
     await service.stop(5000);
     await rm(dir, { recursive: true, force: true });
   };
-  for (const end = Date.now() + 15_000; !(await pingRedis(url)); ) {
-    if (!service.running || Date.now() > end) {
-      const exited = !service.running;
+  // What answers may be another server that held the port, which ours then failed to bind: ours is
+  // the one working in the fresh directory it was given (a wrapper may run it under another pid).
+  for (const end = Date.now() + 15_000; ; ) {
+    const answered = await redisDir(url);
+    if (answered === dir) return { url, service, stop };
+    const exited = !service.running;
+    if (answered !== undefined || exited || Date.now() > end) {
       await stop();
+      if (answered !== undefined) return { taken: 'found another server answering' };
       return exited ? { taken: 'exited before it answered' } : {};
     }
     await new Promise((r) => setTimeout(r, 100));
   }
-  // What answered may be another server that held the port, which ours then failed to bind: ours
-  // is the one whose directory is the fresh one it was given (a wrapper may run it under another pid).
-  if ((await redisDir(url)) !== dir) {
-    await stop();
-    return { taken: 'found another server answering' };
-  }
-  return { url, service, stop };
 }
 
-/** The most of a `CONFIG GET dir` answer read (a path and a few bytes of framing). */
-const CONFIG_MAX_BYTES = 64 * 1024;
-
-/** The directory the Redis at `url` (plain TCP) works in, from `CONFIG GET dir`, or undefined. */
-export function redisDir(url: string, timeoutMs = 1000): Promise<string | undefined> {
-  const { port, hostname } = new URL(url);
-  return new Promise((resolve) => {
-    const socket = net.connect({ port: Number(port), host: hostname });
-    let read = Buffer.alloc(0);
-    const done = (value: string | undefined) => {
-      socket.destroy();
-      resolve(value);
-    };
-    socket.setTimeout(timeoutMs, () => done(undefined));
-    socket.once('error', () => done(undefined));
-    socket.once('close', () => done(undefined));
-    socket.once('connect', () => socket.write('CONFIG GET dir\r\n'));
-    socket.on('data', (data: Buffer) => {
-      read = Buffer.concat([read, data]);
-      // The answer: an array of the name and its value, `*2 $3 dir $<n> <n bytes>`, each line CRLF-ended.
-      const head = /^\*2\r\n\$3\r\ndir\r\n\$(\d+)\r\n/.exec(read.toString('latin1', 0, 64));
-      if (head) {
-        const from = head[0].length;
-        const to = from + Number(head[1]);
-        if (read.length >= to) return done(read.toString('utf8', from, to));
-      } else if (read.length >= 64 || read[0] !== 0x2a) return done(undefined); // not that answer
-      if (read.length > CONFIG_MAX_BYTES) done(undefined);
-    });
+/**
+ * The directory the Redis at `url` works in, from `CONFIG GET dir`: '' when what answered gave no
+ * such answer, undefined when nothing answered.
+ */
+export function redisDir(url: string): Promise<string | undefined> {
+  return askRedis(url, 'CONFIG GET dir', (answer) => {
+    // An array of the name and its value, `*2 $3 dir $<n> <n bytes>`, each line CRLF-ended.
+    const head = /^\*2\r\n\$3\r\ndir\r\n\$(\d+)\r\n/.exec(answer.toString('latin1', 0, 64));
+    if (!head) return answer.length >= 64 || answer[0] !== 0x2a ? '' : undefined;
+    const to = head[0].length + Number(head[1]);
+    return answer.length >= to ? answer.toString('utf8', head[0].length, to) : undefined;
   });
 }
 
 /** True when a Redis server answers at `url` (any RESP reply counts: auth is the services' business). */
-export function pingRedis(url: string, timeoutMs = 1000): Promise<boolean> {
+export async function pingRedis(url: string): Promise<boolean> {
+  // '+' or '-': a simple string or an error.
+  return (await askRedis(url, 'PING', (answer) => answer[0] === 0x2b || answer[0] === 0x2d)) ?? false;
+}
+
+/** The most of an answer askRedis reads. */
+const ANSWER_MAX_BYTES = 64 * 1024;
+
+/**
+ * Sends one inline command to the Redis at `url` (`rediss:` over TLS) on a connection of its own and
+ * reads the answer with `read` (undefined: not whole yet); undefined when the URL does not parse or
+ * nothing answers in time: a hang-up, an error, a second, or more than 64 kB.
+ */
+function askRedis<T>(
+  url: string,
+  command: string,
+  read: (answer: Buffer) => T | undefined,
+  timeoutMs = 1000,
+): Promise<T | undefined> {
   let target: URL;
   try {
     target = new URL(url);
   } catch {
-    return Promise.resolve(false);
+    return Promise.resolve(undefined);
   }
   const port = Number(target.port || 6379);
   const host = target.hostname.replace(/^\[|\]$/g, '') || '127.0.0.1';
@@ -169,16 +168,23 @@ export function pingRedis(url: string, timeoutMs = 1000): Promise<boolean> {
       target.protocol === 'rediss:'
         ? tls.connect({ port, host, servername: host })
         : net.connect({ port, host });
-    const done = (ok: boolean) => {
+    let answer = Buffer.alloc(0);
+    const done = (value: T | undefined) => {
       socket.destroy();
-      resolve(ok);
+      resolve(value);
     };
-    socket.setTimeout(timeoutMs, () => done(false));
-    socket.once('error', () => done(false));
-    // A peer that hangs up without an answer is no Redis (the answer's `data` comes before this).
-    socket.once('close', () => done(false));
-    socket.once(target.protocol === 'rediss:' ? 'secureConnect' : 'connect', () => socket.write('PING\r\n'));
-    socket.once('data', (data: Buffer) => done(data[0] === 0x2b || data[0] === 0x2d)); // '+' or '-'
+    socket.setTimeout(timeoutMs, () => done(undefined));
+    socket.once('error', () => done(undefined));
+    // A peer that hangs up without a whole answer is no Redis (an answer's `data` comes before this).
+    socket.once('close', () => done(undefined));
+    socket.once(target.protocol === 'rediss:' ? 'secureConnect' : 'connect', () =>
+      socket.write(`${command}\r\n`),
+    );
+    socket.on('data', (data: Buffer) => {
+      answer = Buffer.concat([answer, data]);
+      const value = read(answer);
+      if (value !== undefined || answer.length > ANSWER_MAX_BYTES) done(value);
+    });
   });
 }
 
