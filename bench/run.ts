@@ -12,6 +12,7 @@ import { deltaCommandFigures } from './figures/delta-commands.js';
 import { depthChainFigure } from './figures/depth-chain.js';
 import { firstDeltaFigures } from './figures/first-delta.js';
 import { floorFigures } from './figures/floors.js';
+import { idleFigures } from './figures/idle.js';
 import { longReplyFigures } from './figures/long-reply.js';
 import { parkedParentsFigures } from './figures/parked-parents.js';
 import { realisticFigures } from './figures/realistic.js';
@@ -67,6 +68,7 @@ try {
     ['recovery', () => recoveryFigure(ctx)],
     ['parked', () => parkedParentsFigures(ctx)],
     ['startup', () => startupFigures(ctx)],
+    ['idle', () => idleFigures(ctx)],
   ];
   for (const [name, measure] of groups) {
     if (opts.only.length > 0 && !opts.only.includes(name)) continue;

@@ -8,7 +8,9 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import t from 'tap';
+import { idleFigure } from '../bench/figures/idle.js';
 import { startBarePipeline } from '../bench/support/bare-pipeline.js';
+import { cpuTimeMs } from '../bench/support/cpu-time-ms.js';
 import { ANSWER, hopTimeline, parseHopLines, SEND } from '../bench/support/hop-timeline.js';
 import { meshClient } from '../bench/support/mesh-client.js';
 import { startBenchModel } from '../bench/support/start-bench-model.js';
@@ -143,4 +145,33 @@ t.test('a traced mesh and its bare floor: every process notes its hops between t
     count('runner', 'redis< bzpopmin') >= 2,
     'the child and the parent resumed, each taken from the queue',
   );
+});
+
+t.test('the floor with two bare runners, and the idle mesh: each process is read apart', async (t) => {
+  t.teardown(() => stopOnExit.run());
+  const model = await startBenchModel(1);
+  const mesh = await startMeshProcesses(model.url, 1, 2);
+  const bare = await startBarePipeline(mesh.redisUrl, model.url, { runners: 2, prefix: 'bench-bare-test' });
+  t.teardown(() => bare.stop());
+  t.equal(bare.runnerPids.length, 2, 'two bare runners');
+  t.equal(await bare.invoke('parent'), 'done', 'a delegation across two bare runners completes');
+  // Sequential runs go to the runner that has waited longest: both take their turns.
+  const before = bare.runnerPids.map(cpuTimeMs);
+  for (let i = 0; i < 200; i++) await bare.invoke();
+  const used = bare.runnerPids.map((pid, i) => cpuTimeMs(pid) - before[i]!);
+  t.ok(
+    used.every((ms) => ms > 0),
+    `both bare runners took runs (CPU ms over 200 runs: ${used.join(', ')})`,
+  );
+
+  const idle = await idleFigure(mesh.processes(), { settleMs: 200, windowMs: 1000 });
+  t.equal(idle.figure, 'idle_cpu_per_second');
+  const byProcess = idle.byProcess as Record<string, number>;
+  t.strictSame(Object.keys(byProcess), ['gateway', 'redis', 'tool-host', 'runner 1', 'runner 2']);
+  t.ok(
+    Object.values(byProcess).every((v) => Number.isFinite(v) && v >= 0),
+    `every process read (${JSON.stringify(byProcess)})`,
+  );
+  const sum = Object.values(byProcess).reduce((a, b) => a + b, 0);
+  t.ok(Math.abs(idle.mesh.p50 - sum) < 0.5, 'the figure is their sum');
 });

@@ -7,13 +7,16 @@ import { type Spread, spread } from '../support/spread.js';
 
 type Side = ClientName | 'sdk';
 const AGENTS = ['single', 'parent'] as const;
+/** The floors' runner counts: one, and as many as the mesh ships. */
+const FLOOR_RUNNERS = [1, 2] as const;
 
 /**
  * Single agent round trip (mesh: through the gateway; SDK: `run()`) and delegation overhead
  * (parent + 1 delegation minus single, per repetition), at model latency 0, for each client of the
  * mesh; and the floors under both, the same hops with none of the mesh's work (bare-pipeline.ts,
  * undici's `request`): a single run's, and a delegation's in stock BullMQ steps (the bare parent less
- * the bare single, per repetition). Within a repetition the series (the SDK, the mesh through each
+ * the bare single, per repetition), each with one bare runner and with two, as many as the mesh ships
+ * (a sequential client's runs then go to the two in turns, as they go to the mesh's). Within a repetition the series (the SDK, the mesh through each
  * client, single and parent, and the floors) take turns in blocks of runs (in-turns.ts).
  */
 export async function roundTripFigures(ctx: BenchContext): Promise<Figure[]> {
@@ -22,25 +25,37 @@ export async function roundTripFigures(ctx: BenchContext): Promise<Figure[]> {
     ...ctx.clients.map((c) => [c.name, c.invoke] as const),
     ['sdk', (agent: string) => ctx.sdk(agent as 'single' | 'parent')],
   ]);
-  const bare = await startBarePipeline(ctx.mesh.redisUrl, ctx.model.url);
+  const bare: BarePipeline[] = [];
   try {
-    for (let i = 0; i < ctx.opts.warmup; i++) await bare.invoke(i % 2 === 0 ? 'single' : 'parent');
-    return await measure(ctx, sides, bare.invoke);
+    for (const runners of FLOOR_RUNNERS) {
+      const pipeline = await startBarePipeline(ctx.mesh.redisUrl, ctx.model.url, {
+        runners,
+        prefix: `bench-bare-${runners}`,
+      });
+      bare.push(pipeline);
+      for (let i = 0; i < ctx.opts.warmup; i++) await pipeline.invoke(i % 2 === 0 ? 'single' : 'parent');
+    }
+    return await measure(
+      ctx,
+      sides,
+      bare.map((b) => b.invoke),
+    );
   } finally {
-    await bare.stop();
+    await Promise.all(bare.map((b) => b.stop()));
   }
 }
 
 async function measure(
   ctx: BenchContext,
   sides: Map<Side, (agent: string) => Promise<unknown>>,
-  bare: BarePipeline['invoke'],
+  bare: BarePipeline['invoke'][],
 ): Promise<Figure[]> {
   const { reps, runs } = ctx.opts;
-  const series = new Map<string, Sample>([
-    ['single/bare', wallTime(() => bare('single'))],
-    ['parent/bare', wallTime(() => bare('parent'))],
-  ]);
+  const series = new Map<string, Sample>(
+    FLOOR_RUNNERS.flatMap((n, i) =>
+      AGENTS.map((agent): [string, Sample] => [`${agent}/bare${n}`, wallTime(() => bare[i]!(agent))]),
+    ),
+  );
   for (const agent of AGENTS)
     for (const [side, run] of sides)
       series.set(
@@ -48,13 +63,16 @@ async function measure(
         wallTime(() => run(agent)),
       );
   const single = new Map([...sides.keys()].map((s) => [s, [] as number[]]));
-  const floor: number[] = [];
-  const floorOverhead: number[] = [];
+  const floor = FLOOR_RUNNERS.map(() => [] as number[]);
+  const floorOverhead = FLOOR_RUNNERS.map(() => [] as number[]);
   const overhead = new Map([...sides.keys()].map((s) => [s, [] as number[]]));
   for (let rep = 0; rep < reps; rep++) {
     const times = await inTurns(series, runs);
-    floor.push(...times.get('single/bare')!);
-    floorOverhead.push(spread(times.get('parent/bare')!).p50 - spread(times.get('single/bare')!).p50);
+    FLOOR_RUNNERS.forEach((n, i) => {
+      const [s, p] = [times.get(`single/bare${n}`)!, times.get(`parent/bare${n}`)!];
+      floor[i]!.push(...s);
+      floorOverhead[i]!.push(spread(p).p50 - spread(s).p50);
+    });
     for (const side of sides.keys()) {
       const [s, p] = [times.get(`single/${side}`)!, times.get(`parent/${side}`)!];
       single.get(side)!.push(...s);
@@ -64,16 +82,18 @@ async function measure(
   }
   const sdk = { single: spread(single.get('sdk')!), overhead: spread(overhead.get('sdk')!) };
   return [
-    figure('floor_bare_round_trip_p50', 'ms', spread(floor), {
-      sdk: sdk.single,
-      target: "reported: the single round trip's hops alone (docs/performance.md)",
-      extra: { latencyMs: 0, client: 'undici', samples: floor.length },
-    }),
-    figure('floor_bare_delegation_overhead_p50', 'ms', spread(floorOverhead), {
-      sdk: sdk.overhead,
-      target: "reported: a delegation's hops alone, in stock BullMQ steps (docs/performance.md)",
-      extra: { latencyMs: 0, client: 'undici', repetitions: reps, runsPerRepetition: runs },
-    }),
+    ...FLOOR_RUNNERS.flatMap((runners, i) => [
+      figure('floor_bare_round_trip_p50', 'ms', spread(floor[i]!), {
+        sdk: sdk.single,
+        target: "reported: the single round trip's hops alone (docs/performance.md)",
+        extra: { latencyMs: 0, client: 'undici', runners, samples: floor[i]!.length },
+      }),
+      figure('floor_bare_delegation_overhead_p50', 'ms', spread(floorOverhead[i]!), {
+        sdk: sdk.overhead,
+        target: "reported: a delegation's hops alone, in stock BullMQ steps (docs/performance.md)",
+        extra: { latencyMs: 0, client: 'undici', runners, repetitions: reps, runsPerRepetition: runs },
+      }),
+    ]),
     ...roundTrips(ctx, single, overhead, sdk),
   ];
 }

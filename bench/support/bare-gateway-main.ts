@@ -9,10 +9,11 @@ import Fastify from 'fastify';
 import { Redis } from 'ioredis';
 
 const url = new URL(process.env.REDIS_URL!);
+const prefix = process.env.BARE_PREFIX ?? 'bench-bare';
 const connection = { host: url.hostname, port: Number(url.port), maxRetriesPerRequest: null };
 const redis = new Redis(connection);
 const subscriber = new Redis(connection);
-const queue = new Queue('bare', { connection, prefix: 'bench-bare' });
+const queue = new Queue('bare', { connection, prefix });
 const waiting = new Map<string, (output: string) => void>();
 subscriber.on('message', (_channel: string, message: string) => {
   const nl = message.indexOf('\n');
@@ -20,13 +21,13 @@ subscriber.on('message', (_channel: string, message: string) => {
   waiting.get(id)?.(message.slice(nl + 1));
   waiting.delete(id);
 });
-await subscriber.subscribe('bench-bare:done');
+await subscriber.subscribe(`${prefix}:done`);
 const app = Fastify();
 app.post('/invoke', async (req) => {
   const id = randomUUID();
   const done = new Promise<string>((resolve) => waiting.set(id, resolve));
   // Sent without waiting before the add, as the gateway sends its create; a failed write fails the request.
-  const written = redis.hset(`bench-bare:run:${id}`, 'status', 'queued', 'input', JSON.stringify(req.body));
+  const written = redis.hset(`${prefix}:run:${id}`, 'status', 'queued', 'input', JSON.stringify(req.body));
   written.catch(() => undefined);
   const agent = (req.body as { agent?: unknown } | null)?.agent === 'parent' ? 'parent' : 'single';
   await queue.add(agent, { id }, { jobId: id, removeOnComplete: true });

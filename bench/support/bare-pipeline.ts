@@ -14,8 +14,15 @@ export interface BarePipeline {
    */
   invoke(agent?: BareAgent): Promise<string>;
   gatewayPid: number;
-  runnerPid: number;
+  /** Its runners' processes: one, or as many as it was started with. */
+  runnerPids: number[];
   stop(): Promise<void>;
+}
+
+/** How many bare runners take the jobs (the mesh ships 2), and the prefix of every key of theirs. */
+export interface BareOptions {
+  runners?: number;
+  prefix?: string;
 }
 
 /**
@@ -24,11 +31,19 @@ export interface BarePipeline {
  * worker in another process, its request to the fake model, a write and a PUBLISH back, the answer —
  * with none of the mesh's own work; and for `parent`, a delegation's hops too: a child job, the
  * parent parked on it, the child's completion moving the parent back (bare-runner-main.ts). On the
- * mesh's Redis, under keys of its own (`bench-bare`).
+ * mesh's Redis, under keys of its own (`prefix`, default `bench-bare`). With two runners or more,
+ * each blocks on the queue as a mesh runner does and Redis wakes the one that has waited longest:
+ * a sequential client's runs then go to them in turns, as they go to the mesh's runners.
  */
-export async function startBarePipeline(redisUrl: string, modelUrl: string): Promise<BarePipeline> {
-  const env = { REDIS_URL: redisUrl, MODEL_URL: modelUrl };
-  const runner = await forkMain(new URL('./bare-runner-main.ts', import.meta.url), env);
+export async function startBarePipeline(
+  redisUrl: string,
+  modelUrl: string,
+  { runners: count = 1, prefix = 'bench-bare' }: BareOptions = {},
+): Promise<BarePipeline> {
+  const env = { REDIS_URL: redisUrl, MODEL_URL: modelUrl, BARE_PREFIX: prefix };
+  const runners: Awaited<ReturnType<typeof forkMain>>[] = [];
+  for (let i = 0; i < count; i++)
+    runners.push(await forkMain(new URL('./bare-runner-main.ts', import.meta.url), env));
   const gateway = await forkMain(new URL('./bare-gateway-main.ts', import.meta.url), env);
   const base = (gateway.first as { url: string }).url;
   const dispatcher = new Agent({ keepAliveTimeout: 30_000 });
@@ -57,9 +72,9 @@ export async function startBarePipeline(redisUrl: string, modelUrl: string): Pro
       return view.output!;
     },
     gatewayPid: gateway.child.pid!,
-    runnerPid: runner.child.pid!,
+    runnerPids: runners.map((r) => r.child.pid!),
     stop: async () => {
-      await Promise.all([stop(gateway.child), stop(runner.child)]);
+      await Promise.all([stop(gateway.child), ...runners.map((r) => stop(r.child))]);
       await dispatcher.close();
     },
   };

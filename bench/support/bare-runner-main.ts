@@ -11,10 +11,11 @@ import { Redis } from 'ioredis';
 import { request } from 'undici';
 
 const url = new URL(process.env.REDIS_URL!);
+const prefix = process.env.BARE_PREFIX ?? 'bench-bare';
 const connection = { host: url.hostname, port: Number(url.port), maxRetriesPerRequest: null };
 const redis = new Redis(connection);
 const model = `${process.env.MODEL_URL!.replace(/\/$/, '')}/chat/completions`;
-const queue = new Queue('bare', { connection: redis, prefix: 'bench-bare' });
+const queue = new Queue('bare', { connection: redis, prefix });
 
 interface Message {
   role: string;
@@ -39,9 +40,9 @@ const ask = async (agent: string, more: Message[] = []): Promise<Message> => {
 const answer = (id: string, output: string) =>
   redis
     .multi()
-    .hset(`bench-bare:run:${id}`, 'status', 'succeeded', 'output', output)
-    .expire(`bench-bare:run:${id}`, 60)
-    .publish('bench-bare:done', `${id}\n${output}`)
+    .hset(`${prefix}:run:${id}`, 'status', 'succeeded', 'output', output)
+    .expire(`${prefix}:run:${id}`, 60)
+    .publish(`${prefix}:done`, `${id}\n${output}`)
     .exec();
 
 const worker = new Worker(
@@ -76,7 +77,7 @@ const worker = new Worker(
     await answer(id, final.content ?? '');
     return 'ok';
   },
-  { connection: redis, prefix: 'bench-bare', concurrency: 256 },
+  { connection: redis, prefix, concurrency: 256 },
 );
 await worker.waitUntilReady();
 process.on('disconnect', () => void worker.close().finally(() => process.exit(0)));

@@ -20,12 +20,17 @@ export const stopOnExit = {
   untrack(pid: number): void {
     pids.delete(pid);
   },
-  /** Runs every stop hook once; later calls wait for the first. */
+  /**
+   * Runs every stop hook registered so far, once; a call while they run waits for them, a call after
+   * runs those registered since (a test file that starts a mesh per test).
+   */
   run(): Promise<void> {
     stopping ??= (async () => {
-      for (const stop of stops.reverse()) await Promise.resolve(stop()).catch(() => undefined);
+      for (const stop of stops.splice(0).reverse()) await Promise.resolve(stop()).catch(() => undefined);
       killTracked();
-    })();
+    })().finally(() => {
+      stopping = undefined;
+    });
     return stopping;
   },
 };

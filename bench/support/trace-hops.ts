@@ -41,9 +41,9 @@ export function bareProcesses(bare: BarePipeline, modelPid: number, redisPid: nu
       ['model', modelPid],
       ['gateway', bare.gatewayPid],
       ['redis', redisPid],
-      ['runner 1', bare.runnerPid],
+      ...bare.runnerPids.map((pid, i): [string, number] => [`runner ${i + 1}`, pid]),
     ],
-    signalled: [modelPid, bare.gatewayPid, bare.runnerPid],
+    signalled: [modelPid, bare.gatewayPid, ...bare.runnerPids],
   };
 }
 
