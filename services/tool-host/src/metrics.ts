@@ -1,4 +1,4 @@
-import { isErrorCode } from '@agentmesh/shared';
+import { EVENT_LOOP_SAMPLE_MS, isErrorCode } from '@agentmesh/shared';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { Counter, collectDefaultMetrics, Histogram, Registry } from 'prom-client';
 import type { LoadedTool } from './load-tools.js';
@@ -17,7 +17,7 @@ const INVOKE_ROUTE = '/tools/:name/invoke';
  */
 export function installToolMetrics(app: FastifyInstance, tools: readonly LoadedTool[]): Registry {
   const registry = new Registry();
-  collectDefaultMetrics({ register: registry });
+  collectDefaultMetrics({ register: registry, eventLoopMonitoringPrecision: EVENT_LOOP_SAMPLE_MS });
   const calls = new Counter({
     name: 'mesh_tool_host_calls_total',
     help: 'Tool calls served by the tool-host, by tool and outcome.',

@@ -1,4 +1,4 @@
-import type { AgentPlan, MeshPlan } from '@agentmesh/shared';
+import { type AgentPlan, EVENT_LOOP_SAMPLE_MS, type MeshPlan } from '@agentmesh/shared';
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 
 /** The label of every name a metric does not know: a hostile model invents names without end. */
@@ -17,7 +17,7 @@ export function agentLabel(plan: MeshPlan, agent: string | undefined): string {
 /** The Prometheus metrics of one runner process (docs/reference/metrics.md). */
 export function runnerMetrics() {
   const registry = new Registry();
-  collectDefaultMetrics({ register: registry });
+  collectDefaultMetrics({ register: registry, eventLoopMonitoringPrecision: EVENT_LOOP_SAMPLE_MS });
   const buckets = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120];
   return {
     registry,

@@ -1,3 +1,4 @@
+import { EVENT_LOOP_SAMPLE_MS } from '@agentmesh/shared';
 import type { Queue } from 'bullmq';
 import type { FastifyInstance } from 'fastify';
 import { collectDefaultMetrics, Histogram, Registry } from 'prom-client';
@@ -19,7 +20,7 @@ export function installMetrics(
   queueCounts: { cacheMs?: number | undefined; timeoutMs?: number | undefined } = {},
 ): Registry {
   const registry = new Registry();
-  collectDefaultMetrics({ register: registry });
+  collectDefaultMetrics({ register: registry, eventLoopMonitoringPrecision: EVENT_LOOP_SAMPLE_MS });
   queueJobsGauge(registry, queues, queueCounts.cacheMs, queueCounts.timeoutMs);
   const requestSeconds = new Histogram({
     name: 'mesh_gateway_request_seconds',
