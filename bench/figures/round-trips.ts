@@ -15,9 +15,10 @@ const FLOOR_RUNNERS = [1, 2] as const;
  * (parent + 1 delegation minus single, per repetition), at model latency 0, for each client of the
  * mesh; and the floors under both, the same hops with none of the mesh's work (bare-pipeline.ts,
  * undici's `request`): a single run's, and a delegation's in stock BullMQ steps (the bare parent less
- * the bare single, per repetition), each with one bare runner and with two, as many as the mesh ships
- * (a sequential client's runs then go to the two in turns, as they go to the mesh's). Within a repetition the series (the SDK, the mesh through each
- * client, single and parent, and the floors) take turns in blocks of runs (in-turns.ts).
+ * the bare single, per repetition), each with one bare runner and with two, as many as the mesh
+ * ships (a sequential client's runs then go to the two in turns, as they go to the mesh's). Within a
+ * repetition the series (the SDK, the mesh through each client, single and parent, and the floors)
+ * take turns in blocks of runs (in-turns.ts).
  */
 export async function roundTripFigures(ctx: BenchContext): Promise<Figure[]> {
   await ctx.model.setLatency(0);
