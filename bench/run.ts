@@ -51,6 +51,8 @@ try {
   note(`warm-up: ${opts.warmup} runs per side`);
   await warmUp(ctx, opts.warmup, { sdk: true });
   const groups: [string, () => Promise<Figure[]>][] = [
+    // First: the mesh as shipped (later groups replace and kill runners), just after the warm-up.
+    ['idle', () => idleFigures(ctx)],
     ['floors', () => floorFigures(ctx)],
     ['round-trips', () => roundTripFigures(ctx)],
     ['unwatched', () => unwatchedRoundTripFigures(ctx)],
@@ -68,7 +70,6 @@ try {
     ['recovery', () => recoveryFigure(ctx)],
     ['parked', () => parkedParentsFigures(ctx)],
     ['startup', () => startupFigures(ctx)],
-    ['idle', () => idleFigures(ctx)],
   ];
   for (const [name, measure] of groups) {
     if (opts.only.length > 0 && !opts.only.includes(name)) continue;

@@ -7,7 +7,7 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 /**
  * What the mesh costs with nothing to do: each process's CPU per second (gateway, Redis, tool-host,
  * each runner) while no run is in flight, after `settleMs` without one, over `windowMs` (10 s; 2 s
- * quick). Its timers (heartbeats, BullMQ's stalled checks, the gone-runner lease, the event-loop
+ * quick). The bench reads it first, right after its warm-up, on the mesh as shipped. Its timers (heartbeats, BullMQ's stalled checks, the gone-runner lease, the event-loop
  * delay's sampling) and the collector run on. /proc counts in 10 ms ticks: a process's reading is
  * good to ±1 tick over the window.
  */
