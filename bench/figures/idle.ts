@@ -1,8 +1,8 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { BenchContext } from '../support/bench-context.js';
 import { cpuTimeMs } from '../support/cpu-time-ms.js';
 import { type Figure, figure } from '../support/figure.js';
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+import { round } from '../support/spread.js';
 
 /**
  * What the mesh costs with nothing to do: each process's CPU per second (gateway, Redis, tool-host,
@@ -26,7 +26,6 @@ export async function idleFigure(
   await sleep(windowMs);
   const seconds = (performance.now() - t0) / 1000;
   const perSecond = processes.map(([, pid], i) => (cpuTimeMs(pid) - before[i]!) / seconds);
-  const round = (x: number) => Math.round(x * 10) / 10;
   const total = round(perSecond.reduce((a, b) => a + b, 0));
   const byProcess = Object.fromEntries(processes.map(([name], i) => [name, round(perSecond[i]!)]));
   return figure(
