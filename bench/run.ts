@@ -60,7 +60,10 @@ try {
     ['siblings', () => siblingOverlapFigure(ctx)],
     [
       'throughput',
-      async () => [...(await throughputFigures(ctx, 0, 10)), ...(await throughputFigures(ctx, 50, 100))],
+      async () => [
+        ...(await throughputFigures(ctx, 0, 10, undefined, { floor: true })),
+        ...(await throughputFigures(ctx, 50, 100)),
+      ],
     ],
     ['realistic', () => realisticFigures(ctx)],
     ['redis-calls', () => redisCommandFigures(ctx)],

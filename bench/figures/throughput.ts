@@ -1,5 +1,7 @@
+import { type BarePipeline, startBarePipeline } from '../support/bare-pipeline.js';
 import type { BenchContext } from '../support/bench-context.js';
 import { closedLoop, type LoadResult } from '../support/closed-loop.js';
+import { cpuTimeMs } from '../support/cpu-time-ms.js';
 import { type Figure, figure } from '../support/figure.js';
 import { percentile } from '../support/percentile.js';
 import { rotate } from '../support/rotate.js';
@@ -14,6 +16,9 @@ export interface LoadTargets {
 
 const DEFAULT_TARGETS: LoadTargets = { minRatio: 1, target: '≥ 1.0 × SDK' };
 
+/** The bare runners under a load's floor: as many as the mesh ships. */
+const FLOOR_RUNNERS = 2;
+
 /**
  * Parent + 1 delegation runs/s with `clients` closed-loop clients at `latencyMs`, for each client
  * of the mesh against the SDK measured once per repetition, and what each run costs:
@@ -23,12 +28,37 @@ const DEFAULT_TARGETS: LoadTargets = { minRatio: 1, target: '≥ 1.0 × SDK' };
  *   process and the fake model's;
  * - `latency_p99`: the 99th percentile of a run's wall time, per repetition.
  * The clients take turns, in another order each repetition, so the machine's drift reaches both.
+ * With `floor`, the same load on the same hops with none of the mesh's work (bare-pipeline.ts, two
+ * bare runners, undici's `request`) takes its turn too: `floor_bare_throughput_*` and
+ * `floor_bare_cpu_per_run_*`, the bare processes and Redis against the SDK's process, the part of
+ * each ratio the hops alone take.
  */
 export async function throughputFigures(
   ctx: BenchContext,
   latencyMs: number,
   clients: number,
   targets: LoadTargets = DEFAULT_TARGETS,
+  { floor = false }: { floor?: boolean } = {},
+): Promise<Figure[]> {
+  const bare = floor
+    ? await startBarePipeline(ctx.mesh.redisUrl, ctx.model.url, {
+        runners: FLOOR_RUNNERS,
+        prefix: 'bench-bare-load',
+      })
+    : undefined;
+  try {
+    return await load(ctx, latencyMs, clients, targets, bare);
+  } finally {
+    await bare?.stop();
+  }
+}
+
+async function load(
+  ctx: BenchContext,
+  latencyMs: number,
+  clients: number,
+  targets: LoadTargets,
+  bare: BarePipeline | undefined,
 ): Promise<Figure[]> {
   await ctx.model.setLatency(latencyMs);
   const meshCpu = {
@@ -44,6 +74,16 @@ export async function throughputFigures(
   });
   const sdk = series();
   const mesh = new Map(ctx.clients.map((c) => [c.name, { ...series(), runs: 0, parts: zeroParts() }]));
+  const floor = { ...series(), parts: [] as Record<string, number>[] };
+  const cpuOf = (pids: number[]) => () => pids.reduce((ms, pid) => ms + cpuTimeMs(pid), 0);
+  const bareCpu = bare && {
+    mesh: cpuOf([ctx.mesh.redisPid, bare.gatewayPid, ...bare.runnerPids]),
+    all: () => bareCpu!.mesh() + ctx.sdkCpuMs() + ctx.modelCpuMs(),
+    redis: cpuOf([ctx.mesh.redisPid]),
+    gateway: cpuOf([bare.gatewayPid]),
+    runners: cpuOf(bare.runnerPids),
+  };
+  if (bare) for (let i = 0; i < ctx.opts.warmup; i++) await bare.invoke('parent');
   for (let rep = 0; rep < ctx.opts.reps; rep++) {
     for (const client of rotate(ctx.clients, rep)) {
       const m = mesh.get(client.name)!;
@@ -55,9 +95,15 @@ export async function throughputFigures(
       push(m, load);
     }
     push(sdk, await closedLoop(() => ctx.sdk('parent'), clients, ctx.opts.seconds, sdkCpu));
+    if (bare) {
+      const load = await closedLoop(() => bare.invoke('parent'), clients, ctx.opts.seconds, bareCpu);
+      const { redis, gateway, runners } = load.cpuMsPerRun;
+      floor.parts.push({ redis: redis!, gateway: gateway!, runners: runners! });
+      push(floor, load);
+    }
     ctx.note(`throughput ${latencyMs} ms × ${clients}: repetition ${rep + 1}/${ctx.opts.reps}`);
   }
-  const figures: Figure[] = [];
+  const figures: Figure[] = bare ? floorFigures(floor, sdk, latencyMs, clients, ctx.opts.seconds) : [];
   for (const [client, m] of mesh) {
     const extra = {
       latencyMs,
@@ -102,11 +148,51 @@ export async function throughputFigures(
   return figures;
 }
 
+type Series = { rate: number[]; cpu: number[]; cpuAll: number[]; p99: number[] };
+
+function floorFigures(
+  floor: Series & { parts: Record<string, number>[] },
+  sdk: Series,
+  latencyMs: number,
+  clients: number,
+  seconds: number,
+): Figure[] {
+  const extra = { latencyMs, clients, client: 'undici', runners: FLOOR_RUNNERS, seconds };
+  return [
+    figure(`floor_bare_throughput_latency${latencyMs}_clients${clients}`, 'runs/s', spread(floor.rate), {
+      sdk: spread(sdk.rate),
+      target:
+        "reported: the load's hops alone, parent + 1 delegation in stock BullMQ steps (docs/performance.md)",
+      extra,
+    }),
+    figure(`floor_bare_cpu_per_run_latency${latencyMs}`, 'ms', spread(floor.cpu), {
+      sdk: spread(sdk.cpu),
+      target: 'reported: what the hops alone cost',
+      extra: {
+        ...extra,
+        counted: 'the bare gateway + bare runners + redis-server vs the SDK process',
+        // Each part's median over the repetitions, as the mesh's figure gives its parts.
+        bareByPart: Object.fromEntries(
+          ['redis', 'gateway', 'runners'].map((k) => [k, spread(floor.parts.map((p) => p[k]!)).p50]),
+        ),
+      },
+    }),
+    figure(`floor_bare_cpu_per_run_all_latency${latencyMs}`, 'ms', spread(floor.cpuAll), {
+      sdk: spread(sdk.cpuAll),
+      target: 'reported: what the hops alone cost, every process either side needs',
+      extra: {
+        ...extra,
+        counted: 'the bare pipeline + its caller + the fake model vs the SDK process + the fake model',
+      },
+    }),
+  ];
+}
+
 function zeroParts() {
   return { redis: 0, gateway: 0, toolHost: 0, runners: 0 };
 }
 
-function push(s: { rate: number[]; cpu: number[]; cpuAll: number[]; p99: number[] }, load: LoadResult): void {
+function push(s: Series, load: LoadResult): void {
   s.rate.push(load.runsPerSecond);
   s.cpu.push(load.cpuMsPerRun.mesh!);
   s.cpuAll.push(load.cpuMsPerRun.all!);
