@@ -47,13 +47,13 @@ export async function throughputFigures(
       })
     : undefined;
   try {
-    return await load(ctx, latencyMs, clients, targets, bare);
+    return await measureLoad(ctx, latencyMs, clients, targets, bare);
   } finally {
     await bare?.stop();
   }
 }
 
-async function load(
+async function measureLoad(
   ctx: BenchContext,
   latencyMs: number,
   clients: number,
@@ -171,7 +171,7 @@ function floorFigures(
       extra: {
         ...extra,
         counted: 'the bare gateway + bare runners + redis-server vs the SDK process',
-        // Each part's median over the repetitions, as the mesh's figure gives its parts.
+        // Each part's median of the repetitions (the mesh's figure gives its parts over all of them).
         bareByPart: Object.fromEntries(
           ['redis', 'gateway', 'runners'].map((k) => [k, spread(floor.parts.map((p) => p[k]!)).p50]),
         ),
