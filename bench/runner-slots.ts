@@ -14,7 +14,7 @@
 import fs from 'node:fs';
 import { freePort } from '@agentmesh/test-support/redis-server';
 import { closedLoop } from './support/closed-loop.js';
-import { cpuTimeMs } from './support/cpu-time-ms.js';
+import { cpuTimeOfMs } from './support/cpu-time-ms.js';
 import { meshClient } from './support/mesh-client.js';
 import { percentile } from './support/percentile.js';
 import { rotate } from './support/rotate.js';
@@ -205,7 +205,7 @@ async function underLoad(
   const before = await redisStats(mesh);
   const errors0 = runnerErrors(mesh);
   await loopLagMaxMs(); // the runners' event-loop delay is measured from here
-  const meshCpu = () => mesh.pids().reduce((sum, pid) => sum + cpuTimeMs(pid), 0);
+  const meshCpu = () => cpuTimeOfMs(mesh.pids());
   const load = await closedLoop(run, clients, seconds, { mesh: meshCpu });
   const after = await redisStats(mesh);
   const round1 = (x: number) => Math.round(x * 10) / 10;

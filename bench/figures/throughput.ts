@@ -1,7 +1,7 @@
 import { type BarePipeline, startBarePipeline } from '../support/bare-pipeline.js';
 import type { BenchContext } from '../support/bench-context.js';
 import { closedLoop, type LoadResult } from '../support/closed-loop.js';
-import { cpuTimeMs } from '../support/cpu-time-ms.js';
+import { cpuTimeOfMs } from '../support/cpu-time-ms.js';
 import { type Figure, figure } from '../support/figure.js';
 import { percentile } from '../support/percentile.js';
 import { rotate } from '../support/rotate.js';
@@ -75,7 +75,7 @@ async function measureLoad(
   const sdk = series();
   const mesh = new Map(ctx.clients.map((c) => [c.name, { ...series(), runs: 0, parts: zeroParts() }]));
   const floor = { ...series(), parts: [] as Record<string, number>[] };
-  const cpuOf = (pids: number[]) => () => pids.reduce((ms, pid) => ms + cpuTimeMs(pid), 0);
+  const cpuOf = (pids: number[]) => () => cpuTimeOfMs(pids);
   const bareCpu = bare && {
     mesh: cpuOf([ctx.mesh.redisPid, bare.gatewayPid, ...bare.runnerPids]),
     all: () => bareCpu!.mesh() + ctx.sdkCpuMs() + ctx.modelCpuMs(),

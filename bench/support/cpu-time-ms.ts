@@ -10,3 +10,8 @@ export function cpuTimeMs(pid: number): number {
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   return (Number(fields[11]) + Number(fields[12])) * TICK_MS;
 }
+
+/** The CPU time `pids` have used so far together, in ms (cpuTimeMs of each). */
+export function cpuTimeOfMs(pids: readonly number[]): number {
+  return pids.reduce((ms, pid) => ms + cpuTimeMs(pid), 0);
+}

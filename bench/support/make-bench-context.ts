@@ -1,7 +1,7 @@
 import { sdkBaseline } from '../sdk-baseline.js';
 import type { BenchContext } from './bench-context.js';
 import type { BenchOptions } from './bench-options.js';
-import { cpuTimeMs } from './cpu-time-ms.js';
+import { cpuTimeMs, cpuTimeOfMs } from './cpu-time-ms.js';
 import { meshClient } from './mesh-client.js';
 import { meshStreamClient } from './mesh-stream-client.js';
 import type { BenchModel } from './start-bench-model.js';
@@ -29,12 +29,12 @@ export function makeBenchContext(
     ],
     sdk: sdk.run,
     sdkStream: sdk.stream,
-    meshCpuMs: () => mesh.pids().reduce((sum, pid) => sum + cpuTimeMs(pid), 0),
+    meshCpuMs: () => cpuTimeOfMs(mesh.pids()),
     meshCpuByPart: () => ({
       redis: cpuTimeMs(mesh.redisPid),
       gateway: cpuTimeMs(mesh.gateway.pid),
       toolHost: cpuTimeMs(mesh.toolHost.pid),
-      runners: mesh.runners.reduce((sum, r) => sum + cpuTimeMs(r.pid), 0),
+      runners: cpuTimeOfMs(mesh.runners.map((r) => r.pid)),
     }),
     sdkCpuMs: () => {
       const { user, system } = process.cpuUsage();
