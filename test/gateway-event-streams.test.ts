@@ -3,10 +3,11 @@
 // connections and their caps; POST /agents/{name}/invoke?stream=true. Each former file's tests are
 // one heading subtest below, with its own mesh, started in it and stopped at its end. Delta streams
 // (?deltas=true) are test/gateway-deltas.test.ts.
-import { keyLayout } from '@agentmesh/shared';
+import { keyLayout, queueName } from '@agentmesh/shared';
 import t from 'tap';
 import { turnOf } from './support/fake-model.js';
 import { listen, listenGateway, startMesh } from './support/mesh.js';
+import { monitorRedis } from './support/redis-monitor.js';
 import { openSse, type SseEvent } from './support/sse.js';
 import { waitUntil } from './support/wait-until.js';
 
@@ -468,6 +469,33 @@ t.test("POST /agents/{name}/invoke?stream=true: the view, then the tree's events
         structural(a.events).map(label),
         'and gets the stream from its start (deltas are sent only from when a stream opens)',
       );
+    },
+  );
+
+  t.test(
+    'the tree is watched before its invocation and job exist, with one SET however many hold it',
+    async (t) => {
+      const { base } = await listenGateway(t, mesh, {});
+      const monitor = await monitorRedis(mesh.redis.port);
+      t.teardown(() => monitor.stop());
+      const s = await invoke(base, 'chat', { prompt: 'hold' });
+      t.teardown(() => s.close());
+      await s.until((e) => e.length >= 1, 'the view');
+      const id = s.events[0]!.data.data.id as string;
+      await fetch(`${base}/invocations/${id}`, { method: 'DELETE' });
+      await s.ended;
+      monitor.stop();
+      const at = (test: (args: string[]) => boolean) => monitor.seen.findIndex((c) => test(c.args));
+      const watchSets = monitor.seen.filter(
+        (c) => c.args[0]!.toUpperCase() === 'SET' && c.args[1] === keys.watch(id),
+      );
+      t.equal(watchSets.length, 1, 'the invoke and its stream hold the tree with one SET');
+      const set = at((a) => a[0]!.toUpperCase() === 'SET' && a[1] === keys.watch(id));
+      const created = at((a) => a.includes(keys.invocation(id, id)));
+      const job = `${keys.bullPrefix}:${queueName('chat')}:${id}`;
+      const added = at((a) => a.includes(job));
+      t.ok(set >= 0 && created >= 0 && added >= 0, 'all three seen');
+      t.ok(set < created && created < added, 'the flag first, then the invocation, then its job');
     },
   );
 

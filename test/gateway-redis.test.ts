@@ -5,13 +5,16 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import net from 'node:net';
 import { buildGateway } from '@agentmesh/gateway';
-import { keyLayout, parseConfig } from '@agentmesh/shared';
-import { connectRedis } from '@agentmesh/shared/redis';
+import { type AgentPlan, keyLayout, parseConfig, queueName } from '@agentmesh/shared';
+import { connectRedis, meshScripts } from '@agentmesh/shared/redis';
 import { publishCatalogue } from '@agentmesh/tool-host';
+import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import t from 'tap';
 import { EventHub } from '../services/gateway/src/events/event-hub.js';
 import { WatchKeeper } from '../services/gateway/src/events/watch-keeper.js';
+import { InvocationService } from '../services/gateway/src/invocations/invocation-service.js';
+import { Waiters } from '../services/gateway/src/invocations/waiters.js';
 import { monitorRedis } from './support/redis-monitor.js';
 import { startRedis } from './support/redis-server.js';
 import { waitUntil } from './support/wait-until.js';
@@ -94,7 +97,7 @@ t.test('the event hub: each watcher hears of its entries in its own context, and
 // tree however many delta streams of it a gateway holds, and none once the last is released.
 t.test('the watch keeper: one refresh timer per tree, none once the last holder releases it', async (t) => {
   t.test(
-    'three holders of one tree refresh its flag with one timer; released, it is left to expire',
+    'three holders of one tree set its flag once and refresh it with one timer; released, it is left to expire',
     async (t) => {
       const redis = await startRedis();
       t.teardown(() => redis.stop());
@@ -109,26 +112,32 @@ t.test('the watch keeper: one refresh timer per tree, none once the last holder 
       t.teardown(() => monitor.stop());
       const sets = () =>
         monitor.seen.filter((c) => c.args[0]?.toUpperCase() === 'SET' && c.args[1] === keys.watch(root));
-      const releases = await Promise.all([watches.hold(root), watches.hold(root), watches.hold(root)]);
+      const releases: (() => void)[] = await Promise.all([
+        watches.hold(root),
+        watches.hold(root),
+        watches.hold(root),
+      ]);
       t.equal(watches.size, 1, 'one tree');
+      t.ok((await client.pttl(keys.watch(root))) > 20_000, 'set when the holds resolve');
+      // A stream of an invocation its invoke held since before the launch holds it a fourth time.
+      releases.push(await watches.hold(root));
       await waitUntil(
-        async () => sets().length >= 3,
+        async () => sets().length >= 1,
         10_000,
-        () => 'the three holds to set the flag',
+        () => 'the holds to set the flag',
       );
+      t.equal(sets().length, 1, 'one SET for the four holds: a tree held already is not set again');
       t.same(sets()[0]!.args.slice(2), ['1', 'PX', '30000'], 'SET key 1 PX 30000');
-      t.ok((await client.pttl(keys.watch(root))) > 20_000);
       await waitUntil(
-        async () => sets().length >= 4,
+        async () => sets().length >= 2,
         10_000,
         () => 'the first refresh',
       );
       await new Promise((r) => setTimeout(r, 500));
-      t.equal(sets().length, 4, 'one refresh per tick, not one per holder');
-      releases[0]!();
-      releases[1]!();
+      t.equal(sets().length, 2, 'one refresh per tick, not one per holder');
+      for (const release of releases.slice(0, 3)) release();
       t.equal(watches.size, 1, 'held while one holder is left');
-      releases[2]!();
+      releases[3]!();
       t.equal(watches.size, 0, 'released by the last');
       const seen = sets().length;
       // A timer left running would tick within 1 s: 1.5 s holds at least one of its ticks.
@@ -137,6 +146,67 @@ t.test('the watch keeper: one refresh timer per tree, none once the last holder 
     },
   );
 });
+
+// ---------------------------------------------------------------------------------------------------
+// What a caller writes before a fresh invocation is launched (an invoke stream's watch flag) goes out
+// ahead of the invocation's writes on their connection: the create does not wait for its answer,
+// and fails (taken back, nothing left) when it fails.
+t.test(
+  "a fresh invocation's launch does not wait on what beforeLaunch wrote, and fails with it",
+  async (t) => {
+    const redis = await startRedis();
+    t.teardown(() => redis.stop());
+    const client = connectRedis({ url: redis.url }, { maxRetriesPerRequest: null });
+    const subscriber = connectRedis({ url: redis.url }, { maxRetriesPerRequest: null });
+    t.teardown(() => {
+      client.disconnect();
+      subscriber.disconnect();
+    });
+    const keys = keyLayout('mesh');
+    const queue = new Queue(queueName('chat'), { connection: client, prefix: keys.bullPrefix });
+    const waiters = new Waiters(subscriber, keys.doneChannel());
+    await waiters.start();
+    const service = new InvocationService(
+      client,
+      meshScripts(client),
+      keys,
+      new Map([['chat', queue]]),
+      waiters,
+      60,
+    );
+    const agent = { name: 'chat', definitionHash: 'h' } as unknown as AgentPlan;
+    const exists = (id: string) => async () => (await client.exists(keys.invocation(id, id))) === 1;
+    const ids: string[] = [];
+    // Answers only once the invocation exists: a launch that waited for it would never come.
+    const beforeLaunch = async (id: string) => {
+      ids.push(id);
+      await waitUntil(exists(id), 10_000, () => 'the invocation, created without waiting for beforeLaunch');
+    };
+    const view = await service.start(agent, { prompt: 'x' }, { timeoutMs: 60_000, waitMs: 0, beforeLaunch });
+    t.equal(view.status, 'queued');
+    t.ok(await queue.getJob(view.id), 'its job was added');
+
+    await t.rejects(
+      service.start(
+        agent,
+        { prompt: 'y' },
+        {
+          timeoutMs: 60_000,
+          waitMs: 0,
+          beforeLaunch: async (id) => {
+            await beforeLaunch(id);
+            throw new Error('the watch flag could not be set');
+          },
+        },
+      ),
+      { code: 'unavailable' },
+    );
+    const failed = ids[1]!;
+    t.equal(await client.exists(keys.invocation(failed, failed)), 0, 'the invocation was taken back');
+    t.notOk(await queue.getJob(failed), 'and its job');
+    await queue.close();
+  },
+);
 
 // ---------------------------------------------------------------------------------------------------
 // With its Redis gone the gateway stays alive, says why it is not ready, and answers 503

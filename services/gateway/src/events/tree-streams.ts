@@ -2,7 +2,7 @@ import { isTerminal, type KeyLayout, rootOf } from '@agentmesh/shared';
 import type { MeshRedis } from '@agentmesh/shared/redis';
 import type { InvocationReader } from '../invocations/invocation-reader.js';
 import { deltaStreamInfo } from './delta-stream-info.js';
-import type { EventHub } from './event-hub.js';
+import type { EventHub, HubRead } from './event-hub.js';
 import { compareEntryIds, STREAM_START, type TreePosition } from './tree-position.js';
 import { isTerminalStatus, parseEvent, TREE_STREAM_PAGE, TreeStream } from './tree-stream.js';
 import type { WatchKeeper } from './watch-keeper.js';
@@ -65,19 +65,17 @@ export class TreeStreams {
     return this.open_.size;
   }
 
-  /** Opens a tree stream (see the class comment); Redis errors reject. */
+  /**
+   * Opens a tree stream (see the class comment); Redis errors reject. Its reads and its watches go
+   * out together, one round trip: a stream opened from the start (`from.events` STREAM_START) cannot
+   * lie past the invocation's end, so the status is read only for a resumed one.
+   */
   async open(o: OpenTreeStream): Promise<TreeStream> {
     const { redis, keys, hub, watches } = this.deps;
     const root = rootOf(o.id);
     const from = o.from ?? { events: STREAM_START, deltas: undefined };
-    const status = await redis.hget(keys.invocation(root, o.id), 'status');
-    const pastEnd =
-      status !== null &&
-      isTerminal(status) &&
-      from.events !== STREAM_START &&
-      !(await terminalAfter(redis, keys.events(root), o.id, from.events));
     const parts = { redis, keys, id: o.id, idleMs: this.deps.idleMs };
-    if (pastEnd) {
+    if (from.events !== STREAM_START && (await pastEnd(redis, keys, o.id, from.events))) {
       const deltas = o.deltas ? (from.deltas ?? STREAM_START) : undefined;
       return new TreeStream({
         ...parts,
@@ -86,22 +84,32 @@ export class TreeStreams {
         ended: true,
       });
     }
-    const subtree = await this.deps.reader.subtreeIds(o.id);
-    const cleanups: (() => void)[] = [];
-    try {
-      if (o.deltas) cleanups.push(await watches.hold(root));
-      const deltas = o.deltas ? await deltaStart(redis, keys.deltas(root), from.deltas) : undefined;
-      const stream = new TreeStream({ ...parts, subtree, from: { events: from.events, deltas } });
-      cleanups.push(await hub.watch(keys.events(root), stream.feed));
-      if (o.deltas) cleanups.push(await hub.watch(keys.deltas(root), stream.feed));
-      this.open_.add(stream);
-      cleanups.push(() => this.open_.delete(stream));
-      for (const fn of cleanups) stream.onClose(fn);
-      return stream;
-    } catch (e) {
+    // The hub may read the stream's keys before the stream exists: what it hears then, the stream
+    // reads itself (its first pull reads from `from`).
+    let stream: TreeStream | undefined;
+    const feed = (read: HubRead) => stream?.feed(read);
+    const [subtree, deltas, ...held] = await Promise.allSettled([
+      this.deps.reader.subtreeIds(o.id),
+      o.deltas ? deltaStart(redis, keys.deltas(root), from.deltas) : undefined,
+      ...(o.deltas ? [watches.hold(root), hub.watch(keys.deltas(root), feed)] : []),
+      hub.watch(keys.events(root), feed),
+    ]);
+    const cleanups = held.flatMap((h) => (h.status === 'fulfilled' ? [h.value] : []));
+    if (subtree.status === 'rejected' || deltas.status === 'rejected' || cleanups.length < held.length) {
       for (const fn of cleanups) fn();
-      throw e;
+      throw [subtree, deltas, ...held].find((r): r is PromiseRejectedResult => r.status === 'rejected')!
+        .reason;
     }
+    stream = new TreeStream({
+      ...parts,
+      subtree: subtree.value,
+      from: { events: from.events, deltas: deltas.value },
+    });
+    const opened = stream;
+    this.open_.add(opened);
+    cleanups.push(() => this.open_.delete(opened));
+    for (const fn of cleanups) opened.onClose(fn);
+    return opened;
   }
 
   /** Closes every open stream (the gateway closes). */
@@ -121,6 +129,16 @@ async function deltaStart(redis: MeshRedis, key: string, after: string | undefin
   if (after === undefined) return info.lastGenerated;
   const lost = info.trimmedBefore !== undefined && compareEntryIds(after, info.trimmedBefore) < 0;
   return lost ? info.lastGenerated : after;
+}
+
+/** True when invocation `id` has ended and its terminal event lies at or before `cursor`: nothing to stream. */
+async function pastEnd(redis: MeshRedis, keys: KeyLayout, id: string, cursor: string): Promise<boolean> {
+  const status = await redis.hget(keys.invocation(rootOf(id), id), 'status');
+  return (
+    status !== null &&
+    isTerminal(status) &&
+    !(await terminalAfter(redis, keys.events(rootOf(id)), id, cursor))
+  );
 }
 
 /** True when invocation `id`'s terminal event lies after `cursor` in `stream` (read from the end back). */

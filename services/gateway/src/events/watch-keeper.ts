@@ -5,10 +5,11 @@ import type { MeshRedis } from '@agentmesh/shared/redis';
 export const WATCH_TTL_MS = 30_000;
 export const WATCH_REFRESH_MS = 10_000;
 
-/** One watched tree: how many delta streams of this gateway hold it, and its one refresh timer. */
+/** One watched tree: how many delta streams of this gateway hold it, its one refresh timer, its first SET. */
 interface Held {
   holders: number;
   timer: NodeJS.Timeout;
+  set: Promise<void>;
 }
 
 /**
@@ -32,13 +33,17 @@ export class WatchKeeper {
     return this.held.size;
   }
 
-  /** Sets the tree's flag (resolved once Redis has it) and keeps it set until the returned release. */
+  /**
+   * Sets the tree's flag (resolved once Redis has it) and keeps it set until the returned release.
+   * The SET is sent before this first waits; a tree this gateway holds already is not set again
+   * (a stream of an invocation watched since before its launch, invoke-stream.ts).
+   */
   async hold(rootId: string): Promise<() => void> {
     let tree = this.held.get(rootId);
     if (!tree) {
       const timer = setInterval(() => void this.set(rootId).catch(() => undefined), this.refreshMs);
       timer.unref();
-      tree = { holders: 0, timer };
+      tree = { holders: 0, timer, set: this.set(rootId) };
       this.held.set(rootId, tree);
     }
     const entry = tree;
@@ -52,7 +57,7 @@ export class WatchKeeper {
       if (this.held.get(rootId) === entry) this.held.delete(rootId);
     };
     try {
-      await this.set(rootId);
+      await entry.set;
     } catch (e) {
       release();
       throw e;

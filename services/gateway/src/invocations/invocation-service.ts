@@ -72,14 +72,22 @@ export class InvocationService extends InvocationWriter {
     const opts = { ...options, traceparent: callerTraceparent(options.traceparent) };
     const fresh = newRootId();
     const id = opts.idempotencyKey === undefined ? fresh : await this.claim(agent.name, input, fresh, opts);
-    await opts.beforeLaunch?.(id, id === fresh);
-    return this.launch(
-      id,
-      id === fresh
-        ? () => this.create(agent, input, id, opts).then(() => false)
-        : () => this.rejoin(agent, input, id, opts),
-      { ...opts, rejoined: id !== fresh },
-    );
+    const before = opts.beforeLaunch?.(id, id === fresh);
+    // On one server what it writes went out first, on the connection the invocation's writes take,
+    // which Redis serves in order: a fresh create need not wait for its answers, only fail with it.
+    if (before && (id !== fresh || isRedisCluster(this.redis))) await before;
+    try {
+      return await this.launch(
+        id,
+        id === fresh
+          ? () => this.create(agent, input, id, opts, before).then(() => false)
+          : () => this.rejoin(agent, input, id, opts),
+        { ...opts, rejoined: id !== fresh },
+      );
+    } finally {
+      // Settled before this is, however it ends: the caller's `beforeLaunch` has run to its end.
+      await before?.catch(() => undefined);
+    }
   }
 
   /**
@@ -166,7 +174,14 @@ export class InvocationService extends InvocationWriter {
    * The writes share one connection, which Redis serves in order, and the invocation's is sent
    * first, so its job never exists before it does.
    */
-  private async create(agent: AgentPlan, input: unknown, id: string, opts: StartOptions): Promise<void> {
+  private async create(
+    agent: AgentPlan,
+    input: unknown,
+    id: string,
+    opts: StartOptions,
+    /** What `beforeLaunch` started: the create fails (taken back) when it does. */
+    before?: Promise<void>,
+  ): Promise<void> {
     const claim = opts.session && (await this.sessions!.bind(agent.name, id, opts.session, opts.owner));
     const now = Date.now();
     const creating = this.scripts.createInvocation(
@@ -195,18 +210,19 @@ export class InvocationService extends InvocationWriter {
     // The listing goes out after the job's add (once BullMQ's add, all microtasks, has sent it): it
     // is independent of both, and kept off the path that wakes a runner.
     const listing = new Promise((sent) => setImmediate(sent)).then(() => this.listRecent(id, now));
-    const [created, listed, queued] = await Promise.allSettled([
+    const [created, listed, queued, prepared] = await Promise.allSettled([
       creating,
       listing,
       // One waiting its session's turn gets its job when the running one has ended (settleSession).
       claim && claim.kind !== 'start' ? undefined : this.enqueue(agent.name, id, opts.traceparent),
+      before,
     ]);
     if (created.status === 'rejected') {
       // Nothing of ours may outlive a failed create: the job and the listing go too.
       await this.takeBack(agent.name, id, opts);
       throw created.reason;
     }
-    if (listed.status === 'rejected' || queued.status === 'rejected') {
+    if (listed.status === 'rejected' || queued.status === 'rejected' || prepared.status === 'rejected') {
       if (created.value === 1) await this.takeBack(agent.name, id, opts);
       throw new MeshError(
         'unavailable',

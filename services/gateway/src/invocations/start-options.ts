@@ -25,7 +25,10 @@ export interface StartOptions {
   /**
    * Called once the invocation's id is known, before it is created (`fresh`) or rejoined (an
    * Idempotency-Key's): invoke?stream=true watches the tree from here, so its first deltas are
-   * published (docs/guides/streaming.md).
+   * published (docs/guides/streaming.md). Its Redis writes must be sent before it first waits: on one
+   * server a fresh invocation's writes follow them on the same connection without waiting for their
+   * answers (Redis serves a connection in order), and its failure fails the create (taken back).
+   * `start` settles only after it has.
    */
   beforeLaunch?: ((id: string, fresh: boolean) => Promise<void>) | undefined;
 }
