@@ -1,9 +1,11 @@
 // OpenAIChatModel reading streamed replies from the scripted fake (docs/guides/streaming.md): the
 // assembled reply equals the one a non-streamed answer gives, the listener hears pieces that add up
 // to it, and each hostile stream ends in its code (model_timeout, invalid_model_reply) at once.
-import { type ChatMessage, MeshError, type ModelConfig, type ModelReply } from '@agentmesh/shared';
+import { type ChatMessage, keyLayout, MeshError, type ModelConfig, type ModelReply } from '@agentmesh/shared';
 import { type FakeScript, sseEvent, startFakeModel } from '@agentmesh/test-support/fake-model';
 import t from 'tap';
+import { CallDeltas } from '../src/loop/deltas/call-deltas.js';
+import { WatchCheck } from '../src/loop/deltas/watch-check.js';
 import type { ReplyDelta, ReplyListener } from '../src/loop/model/chat-model.js';
 import { OpenAIChatModel, type RetryPolicy } from '../src/loop/model/openai-chat-model.js';
 
@@ -242,4 +244,35 @@ t.test('with stream: false no idle clock runs: a slow whole answer is waited for
   script(() => ({ final: 'slow but whole', latencyMs: 600 }));
   const model = new OpenAIChatModel(config({ stream: false }), undefined, fast, undefined, 200);
   t.equal((await ask(model)).content, 'slow but whole');
+});
+
+t.test('a call’s first delta is written at once, before the rest of what came with it is read', async (t) => {
+  const watch = new WatchCheck(undefined as never, keyLayout('t'));
+  watch.seed('root', true);
+  const published: { seq: number; content?: string }[] = [];
+  const sink = {
+    watch,
+    settings: { flushMs: 25 },
+    publish: async (_who: unknown, data: unknown) => void published.push({ ...(data as { seq: number }) }),
+  };
+  const deltas = new CallDeltas(sink, { id: 'inv', agent: 'a', rootId: 'root' }, 'm1', false);
+  // A reply in one piece: its pieces reach the listener one after the other, with no wait between.
+  deltas.delta({ content: 'Hel' });
+  t.same(
+    published,
+    [{ callId: 'm1', seq: 0, content: 'Hel' }],
+    'the first piece is written before the next is read',
+  );
+  deltas.delta({ content: 'lo' });
+  deltas.delta({ content: '!' });
+  t.equal(published.length, 1, 'the pieces after it are coalesced');
+  await deltas.end();
+  t.same(
+    published.map((d) => [d.seq, d.content]),
+    [
+      [0, 'Hel'],
+      [1, 'lo!'],
+    ],
+    'the rest at the end, in seq order',
+  );
 });

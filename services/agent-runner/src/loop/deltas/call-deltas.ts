@@ -32,6 +32,8 @@ export class CallDeltas implements ReplyListener {
   private attempt = 0;
   private timer: NodeJS.Timeout | undefined;
   private chain: Promise<void> = Promise.resolve();
+  /** A write of this call is in flight: the next one waits for it (the stream holds them in `seq` order). */
+  private writing = false;
   private expiredAt = 0;
   private closed = false;
 
@@ -118,11 +120,27 @@ export class CallDeltas implements ReplyListener {
     this.bytes = 0;
     this.opening = false;
     const attempt = this.attempt;
-    this.chain = this.chain.then(() => this.write(data, attempt, last));
+    const write = () => this.write(data, attempt, last);
+    // With none in flight it is written now, not after the rest of what the model sent with it is
+    // parsed (a reply that came in one piece: its first delta goes out before its hundredth is read).
+    const chain = this.writing ? this.chain.then(write) : write();
+    this.chain = chain;
+    this.writing = true;
+    void chain.then(() => {
+      if (this.chain === chain) this.writing = false;
+    });
   }
 
-  private async write(data: DeltaData, attempt: number, last: boolean): Promise<void> {
-    const watched = await this.outlet.watch.watched(this.who.rootId);
+  /** Writes one delta once the tree is known to be watched: at once when that is known already. */
+  private write(data: DeltaData, attempt: number, last: boolean): Promise<void> {
+    const known = this.outlet.watch.known(this.who.rootId);
+    if (known !== undefined) return this.send(known, data, attempt, last);
+    return this.outlet.watch
+      .watched(this.who.rootId)
+      .then((watched) => this.send(watched, data, attempt, last));
+  }
+
+  private async send(watched: boolean, data: DeltaData, attempt: number, last: boolean): Promise<void> {
     // A restart or discard since it was taken voids it.
     if (!watched || attempt !== this.attempt) return;
     data.seq = this.seq++;
