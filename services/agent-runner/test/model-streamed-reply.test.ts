@@ -6,6 +6,7 @@ import { type FakeScript, sseEvent, startFakeModel } from '@agentmesh/test-suppo
 import t from 'tap';
 import { CallDeltas } from '../src/loop/deltas/call-deltas.js';
 import { WatchCheck } from '../src/loop/deltas/watch-check.js';
+import { idleSignal } from '../src/loop/idle-signal.js';
 import type { ReplyDelta, ReplyListener } from '../src/loop/model/chat-model.js';
 import { OpenAIChatModel, type RetryPolicy } from '../src/loop/model/openai-chat-model.js';
 
@@ -276,3 +277,54 @@ t.test('a call’s first delta is written at once, before the rest of what came 
     'the rest at the end, in seq order',
   );
 });
+
+t.test(
+  'one model request’s bounds: its whole time, its idle time and its caller, on one signal',
+  async (t) => {
+    const reasonOf = (s: AbortSignal) => (s.reason as DOMException).message;
+    const aborted = (s: AbortSignal) =>
+      new Promise<void>((r) => s.addEventListener('abort', () => r(), { once: true }));
+
+    t.test('touched, it outlives its idle time; its whole time still ends it, not as idle', async (t) => {
+      const bounds = idleSignal(new AbortController().signal, 600, 100);
+      const touching = setInterval(() => bounds.touch(), 20);
+      t.teardown(() => clearInterval(touching));
+      await new Promise((r) => setTimeout(r, 300));
+      t.notOk(bounds.signal.aborted, 'alive past three idle times while bytes arrive');
+      await aborted(bounds.signal);
+      t.equal((bounds.signal.reason as DOMException).name, 'TimeoutError');
+      t.match(reasonOf(bounds.signal), /timeout/);
+      t.notOk(bounds.idled, 'the whole time ran out, not the idle clock');
+    });
+
+    t.test('left alone, it ends on its idle clock', async (t) => {
+      const bounds = idleSignal(new AbortController().signal, 60_000, 50);
+      await aborted(bounds.signal);
+      t.ok(bounds.idled);
+      t.match(reasonOf(bounds.signal), /Nothing arrived for 50 ms/);
+    });
+
+    t.test(
+      "without an idle time only the whole time bounds it; the caller's abort ends it at once",
+      async (t) => {
+        const caller = new AbortController();
+        const bounds = idleSignal(caller.signal, 60_000, undefined);
+        await new Promise((r) => setTimeout(r, 100));
+        t.notOk(bounds.signal.aborted);
+        caller.abort(new Error('cancelled'));
+        t.ok(bounds.signal.aborted);
+        t.equal((bounds.signal.reason as Error).message, 'cancelled');
+        t.notOk(bounds.idled);
+      },
+    );
+
+    t.test('cleared, nothing ends it any more', async (t) => {
+      const caller = new AbortController();
+      const bounds = idleSignal(caller.signal, 50, 50);
+      bounds.clear();
+      await new Promise((r) => setTimeout(r, 150));
+      caller.abort();
+      t.notOk(bounds.signal.aborted);
+    });
+  },
+);

@@ -8,7 +8,6 @@ import {
 import { type Dispatcher, request } from 'undici';
 import { abortableSleep } from '../abortable-sleep.js';
 import { type IdleSignal, idleSignal } from '../idle-signal.js';
-import { timeoutSignal } from '../timeout-signal.js';
 import { traceChat } from '../tracing.js';
 import type { ChatModel, ChatRequest, ReplyDelta } from './chat-model.js';
 import { classifyHttpError, isRetryableStatus, retryAfterMs } from './classify-http-error.js';
@@ -68,9 +67,8 @@ export class OpenAIChatModel implements ChatModel {
       // What the listener heard of the failed attempt is void: the call starts over.
       if (attempt > 1) req.listener?.restart();
       const timeout = Math.min(remaining, this.config.timeoutMs ?? 120_000);
-      const bounded = timeoutSignal(req.signal, timeout);
       // A non-streamed answer says nothing until it is whole: only `timeoutMs` bounds it.
-      const idle = idleSignal(bounded.signal, this.config.stream === false ? undefined : this.idleMs);
+      const idle = idleSignal(req.signal, timeout, this.config.stream === false ? undefined : this.idleMs);
       let answer: Answer;
       try {
         answer = await this.attempt(req, body, traceHeaders, idle);
@@ -83,7 +81,6 @@ export class OpenAIChatModel implements ChatModel {
         continue;
       } finally {
         idle.clear();
-        bounded.clear();
       }
       if ('reply' in answer) return answer.reply;
       const error = classifyHttpError(answer.status, answer.text);
