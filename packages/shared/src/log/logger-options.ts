@@ -1,10 +1,19 @@
+import { pino } from 'pino';
 import { traceLogFields } from '../trace/trace-log-fields.js';
 
 /** The part of a pino logger a log-method hook sees (`this`). */
 interface HookedLogger {
   debug(...args: unknown[]): void;
-  bindings(): Record<string, unknown>;
+  /** Its bindings as pino keeps them, serialized: `,"pid":…,"reqId":"req-1"` for a request's. */
+  [pino.symbols.chindingsSym]?: string;
 }
+
+/**
+ * Whether a logger is a request's (bound to fastify's `reqId`), read from its serialized bindings:
+ * `bindings()` parses them anew on every call, and this runs for every line.
+ */
+const isRequestLogger = (logger: HookedLogger) =>
+  logger[pino.symbols.chindingsSym]?.includes(',"reqId":') === true;
 
 /** Options for a service's pino logger (pass them to `pino()`; the caller picks the destination). */
 export interface ServiceLoggerOptions {
@@ -30,7 +39,7 @@ export function loggerOptions(service: string, level: string): ServiceLoggerOpti
     base: { service },
     hooks: {
       logMethod(args, method, lvl) {
-        if (lvl === INFO && this.bindings().reqId !== undefined) return this.debug(...args);
+        if (lvl === INFO && isRequestLogger(this)) return this.debug(...args);
         return method.apply(this, args);
       },
     },
