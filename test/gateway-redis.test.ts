@@ -6,7 +6,7 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import net from 'node:net';
 import { buildGateway } from '@agentmesh/gateway';
 import { type AgentPlan, keyLayout, parseConfig, queueName } from '@agentmesh/shared';
-import { connectRedis, meshScripts } from '@agentmesh/shared/redis';
+import { connectRedis, meshScripts, SessionStore } from '@agentmesh/shared/redis';
 import { publishCatalogue } from '@agentmesh/tool-host';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
@@ -150,7 +150,7 @@ t.test('the watch keeper: one refresh timer per tree, none once the last holder 
 // ---------------------------------------------------------------------------------------------------
 // What a caller writes before a fresh invocation is launched (an invoke stream's watch flag) goes out
 // ahead of the invocation's writes on their connection: the create does not wait for its answer,
-// and fails (taken back, nothing left) when it fails.
+// and fails (taken back, nothing left) when it fails, at once or later.
 t.test(
   "a fresh invocation's launch does not wait on what beforeLaunch wrote, and fails with it",
   async (t) => {
@@ -173,6 +173,7 @@ t.test(
       new Map([['chat', queue]]),
       waiters,
       60,
+      new SessionStore(client, keys, 3600),
     );
     const agent = { name: 'chat', definitionHash: 'h' } as unknown as AgentPlan;
     const exists = (id: string) => async () => (await client.exists(keys.invocation(id, id))) === 1;
@@ -204,6 +205,22 @@ t.test(
     const failed = ids[1]!;
     t.equal(await client.exists(keys.invocation(failed, failed)), 0, 'the invocation was taken back');
     t.notOk(await queue.getJob(failed), 'and its job');
+
+    // One that fails at once, before a session's create (which reads first) takes it up: an answer,
+    // not an unhandled rejection.
+    await t.rejects(
+      service.start(
+        agent,
+        { prompt: 'z' },
+        {
+          timeoutMs: 60_000,
+          waitMs: 0,
+          session: { id: 'conversation', multitask: 'enqueue' },
+          beforeLaunch: () => Promise.reject(new Error('the watch flag could not be set')),
+        },
+      ),
+      { code: 'unavailable' },
+    );
     await queue.close();
   },
 );

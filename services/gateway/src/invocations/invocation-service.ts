@@ -76,6 +76,8 @@ export class InvocationService extends InvocationWriter {
     // On one server what it writes went out first, on the connection the invocation's writes take,
     // which Redis serves in order: a fresh create need not wait for its answers, only fail with it.
     if (before && (id !== fresh || isRedisCluster(this.redis))) await before;
+    // Handled from here: a session's create waits on other reads before it takes this one up.
+    before?.catch(() => undefined);
     try {
       return await this.launch(
         id,
