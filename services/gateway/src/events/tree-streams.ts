@@ -67,8 +67,8 @@ export class TreeStreams {
 
   /**
    * Opens a tree stream (see the class comment); Redis errors reject. Its reads and its watches go
-   * out together, one round trip: a stream opened from the start (`from.events` STREAM_START) cannot
-   * lie past the invocation's end, so the status is read only for a resumed one.
+   * out together, not one after another: a stream opened from the start (`from.events` STREAM_START)
+   * cannot lie past the invocation's end, so the status is read only for a resumed one.
    */
   async open(o: OpenTreeStream): Promise<TreeStream> {
     const { redis, keys, hub, watches } = this.deps;
