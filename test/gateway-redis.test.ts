@@ -16,7 +16,7 @@ import { WatchKeeper } from '../services/gateway/src/events/watch-keeper.js';
 import { InvocationService } from '../services/gateway/src/invocations/invocation-service.js';
 import { Waiters } from '../services/gateway/src/invocations/waiters.js';
 import { monitorRedis } from './support/redis-monitor.js';
-import { startRedis } from './support/redis-server.js';
+import { startRedis, startRedisClient } from './support/redis-server.js';
 import { waitUntil } from './support/wait-until.js';
 
 // ---------------------------------------------------------------------------------------------------
@@ -154,14 +154,9 @@ t.test('the watch keeper: one refresh timer per tree, none once the last holder 
 t.test(
   "a fresh invocation's launch does not wait on what beforeLaunch wrote, and fails with it",
   async (t) => {
-    const redis = await startRedis();
-    t.teardown(() => redis.stop());
-    const client = connectRedis({ url: redis.url }, { maxRetriesPerRequest: null });
-    const subscriber = connectRedis({ url: redis.url }, { maxRetriesPerRequest: null });
-    t.teardown(() => {
-      client.disconnect();
-      subscriber.disconnect();
-    });
+    const client = await startRedisClient(t);
+    const subscriber = client.duplicate();
+    t.teardown(() => subscriber.disconnect());
     const keys = keyLayout('mesh');
     const queue = new Queue(queueName('chat'), { connection: client, prefix: keys.bullPrefix });
     const waiters = new Waiters(subscriber, keys.doneChannel());

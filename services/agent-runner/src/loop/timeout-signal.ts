@@ -1,3 +1,5 @@
+import { idleSignal } from './idle-signal.js';
+
 /** A signal that aborts with `signal` or after `ms`, and the `clear()` that ends both links. */
 export interface TimeoutSignal {
   signal: AbortSignal;
@@ -14,25 +16,6 @@ export interface TimeoutSignal {
  * is a `TimeoutError` DOMException, like AbortSignal.timeout's.
  */
 export function timeoutSignal(signal: AbortSignal, ms: number): TimeoutSignal {
-  const controller = new AbortController();
-  if (signal.aborted) {
-    controller.abort(signal.reason);
-    return { signal: controller.signal, clear() {} };
-  }
-  const onAbort = () => {
-    clearTimeout(timer);
-    controller.abort(signal.reason);
-  };
-  const timer = setTimeout(() => {
-    signal.removeEventListener('abort', onAbort);
-    controller.abort(new DOMException('The operation was aborted due to timeout', 'TimeoutError'));
-  }, ms);
-  signal.addEventListener('abort', onAbort, { once: true });
-  return {
-    signal: controller.signal,
-    clear() {
-      clearTimeout(timer);
-      signal.removeEventListener('abort', onAbort);
-    },
-  };
+  // The model request's bounds (idle-signal.ts) without the idle clock: one mechanism for both.
+  return idleSignal(signal, ms, undefined);
 }

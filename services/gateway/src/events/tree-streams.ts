@@ -86,8 +86,8 @@ export class TreeStreams {
     }
     // The hub may read the stream's keys before the stream exists: what it hears then, the stream
     // reads itself (its first pull reads from `from`).
-    let stream: TreeStream | undefined;
-    const feed = (read: HubRead) => stream?.feed(read);
+    let target: TreeStream | undefined;
+    const feed = (read: HubRead) => target?.feed(read);
     const [subtree, deltas, ...held] = await Promise.allSettled([
       this.deps.reader.subtreeIds(o.id),
       o.deltas ? deltaStart(redis, keys.deltas(root), from.deltas) : undefined,
@@ -100,16 +100,16 @@ export class TreeStreams {
       throw [subtree, deltas, ...held].find((r): r is PromiseRejectedResult => r.status === 'rejected')!
         .reason;
     }
-    stream = new TreeStream({
+    const stream = new TreeStream({
       ...parts,
       subtree: subtree.value,
       from: { events: from.events, deltas: deltas.value },
     });
-    const opened = stream;
-    this.open_.add(opened);
-    cleanups.push(() => this.open_.delete(opened));
-    for (const fn of cleanups) opened.onClose(fn);
-    return opened;
+    target = stream;
+    this.open_.add(stream);
+    cleanups.push(() => this.open_.delete(stream));
+    for (const fn of cleanups) stream.onClose(fn);
+    return stream;
   }
 
   /** Closes every open stream (the gateway closes). */

@@ -76,8 +76,9 @@ export class InvocationService extends InvocationWriter {
     // On one server what it writes went out first, on the connection the invocation's writes take,
     // which Redis serves in order: a fresh create need not wait for its answers, only fail with it.
     if (before && (id !== fresh || isRedisCluster(this.redis))) await before;
-    // Handled from here: a session's create waits on other reads before it takes this one up.
-    before?.catch(() => undefined);
+    // Handled from here (a session's create waits on other reads before it takes this one up), and
+    // waited for below.
+    const settled = before?.catch(() => undefined);
     try {
       return await this.launch(
         id,
@@ -88,7 +89,7 @@ export class InvocationService extends InvocationWriter {
       );
     } finally {
       // Settled before this is, however it ends: the caller's `beforeLaunch` has run to its end.
-      await before?.catch(() => undefined);
+      await settled;
     }
   }
 
