@@ -13,10 +13,10 @@ const FLOOR_RUNNERS = [1, 2] as const;
 /**
  * Single agent round trip (mesh: through the gateway; SDK: `run()`) and delegation overhead
  * (parent + 1 delegation minus single, per repetition), at model latency 0, for each client of the
- * mesh; and the floors under both, the same hops with none of the mesh's work (bare-pipeline.ts,
- * undici's `request`): a single run's, and a delegation's in stock BullMQ steps (the bare parent less
- * the bare single, per repetition), each with one bare runner and with two, as many as the mesh
- * ships (a sequential client's runs then go to the two in turns, as they go to the mesh's). Within a
+ * mesh; and the floors under both, the same hops with none of the mesh's work (bare-pipeline.ts), for
+ * each client too: a single run's, and a delegation's in stock BullMQ steps (the bare parent less the
+ * bare single, per repetition), each with one bare runner and with two, as many as the mesh ships (a
+ * sequential client's runs then go to the two in turns, as they go to the mesh's). Within a
  * repetition the series (the SDK, the mesh through each client, single and parent, and the floors)
  * take turns in blocks of runs (in-turns.ts).
  */
@@ -52,9 +52,15 @@ async function measure(
   bare: BarePipeline['invoke'][],
 ): Promise<Figure[]> {
   const { reps, runs } = ctx.opts;
+  const clients = ctx.clients.map((c) => c.name);
   const series = new Map<string, Sample>(
     FLOOR_RUNNERS.flatMap((n, i) =>
-      AGENTS.map((agent): [string, Sample] => [`${agent}/bare${n}`, wallTime(() => bare[i]!(agent))]),
+      clients.flatMap((via) =>
+        AGENTS.map((agent): [string, Sample] => [
+          `${agent}/bare${n}/${via}`,
+          wallTime(() => bare[i]!(agent, via)),
+        ]),
+      ),
     ),
   );
   for (const agent of AGENTS)
@@ -64,15 +70,17 @@ async function measure(
         wallTime(() => run(agent)),
       );
   const single = new Map([...sides.keys()].map((s) => [s, [] as number[]]));
-  const floor = FLOOR_RUNNERS.map(() => [] as number[]);
-  const floorOverhead = FLOOR_RUNNERS.map(() => [] as number[]);
+  const floor = FLOOR_RUNNERS.map(() => new Map(clients.map((c) => [c, [] as number[]])));
+  const floorOverhead = FLOOR_RUNNERS.map(() => new Map(clients.map((c) => [c, [] as number[]])));
   const overhead = new Map([...sides.keys()].map((s) => [s, [] as number[]]));
   for (let rep = 0; rep < reps; rep++) {
     const times = await inTurns(series, runs);
     FLOOR_RUNNERS.forEach((n, i) => {
-      const [s, p] = [times.get(`single/bare${n}`)!, times.get(`parent/bare${n}`)!];
-      floor[i]!.push(...s);
-      floorOverhead[i]!.push(spread(p).p50 - spread(s).p50);
+      for (const via of clients) {
+        const [s, p] = [times.get(`single/bare${n}/${via}`)!, times.get(`parent/bare${n}/${via}`)!];
+        floor[i]!.get(via)!.push(...s);
+        floorOverhead[i]!.get(via)!.push(spread(p).p50 - spread(s).p50);
+      }
     });
     for (const side of sides.keys()) {
       const [s, p] = [times.get(`single/${side}`)!, times.get(`parent/${side}`)!];
@@ -83,18 +91,20 @@ async function measure(
   }
   const sdk = { single: spread(single.get('sdk')!), overhead: spread(overhead.get('sdk')!) };
   return [
-    ...FLOOR_RUNNERS.flatMap((runners, i) => [
-      figure('floor_bare_round_trip_p50', 'ms', spread(floor[i]!), {
-        sdk: sdk.single,
-        target: "reported: the single round trip's hops alone (docs/performance.md)",
-        extra: { latencyMs: 0, client: 'undici', runners, samples: floor[i]!.length },
-      }),
-      figure('floor_bare_delegation_overhead_p50', 'ms', spread(floorOverhead[i]!), {
-        sdk: sdk.overhead,
-        target: "reported: a delegation's hops alone, in stock BullMQ steps (docs/performance.md)",
-        extra: { latencyMs: 0, client: 'undici', runners, repetitions: reps, runsPerRepetition: runs },
-      }),
-    ]),
+    ...FLOOR_RUNNERS.flatMap((runners, i) =>
+      clients.flatMap((client) => [
+        figure('floor_bare_round_trip_p50', 'ms', spread(floor[i]!.get(client)!), {
+          sdk: sdk.single,
+          target: "reported: the single round trip's hops alone (docs/performance.md)",
+          extra: { latencyMs: 0, client, runners, samples: floor[i]!.get(client)!.length },
+        }),
+        figure('floor_bare_delegation_overhead_p50', 'ms', spread(floorOverhead[i]!.get(client)!), {
+          sdk: sdk.overhead,
+          target: "reported: a delegation's hops alone, in stock BullMQ steps (docs/performance.md)",
+          extra: { latencyMs: 0, client, runners, repetitions: reps, runsPerRepetition: runs },
+        }),
+      ]),
+    ),
     ...roundTrips(ctx, single, overhead, sdk),
   ];
 }

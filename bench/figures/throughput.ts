@@ -29,7 +29,7 @@ const FLOOR_RUNNERS = 2;
  * - `latency_p99`: the 99th percentile of a run's wall time, per repetition.
  * The clients take turns, in another order each repetition, so the machine's drift reaches both.
  * With `floor`, the same load on the same hops with none of the mesh's work (bare-pipeline.ts, two
- * bare runners, undici's `request`) takes its turn too: `floor_bare_throughput_*` and
+ * bare runners) takes its turn too, through each client: `floor_bare_throughput_*` and
  * `floor_bare_cpu_per_run_*`, the bare processes and Redis against the SDK's process, the part of
  * each ratio the hops alone take.
  */
@@ -74,7 +74,9 @@ async function measureLoad(
   });
   const sdk = series();
   const mesh = new Map(ctx.clients.map((c) => [c.name, { ...series(), runs: 0, parts: zeroParts() }]));
-  const floor = { ...series(), parts: [] as Record<string, number>[] };
+  const floor = new Map(
+    ctx.clients.map((c) => [c.name, { ...series(), parts: [] as Record<string, number>[] }]),
+  );
   const cpuOf = (pids: number[]) => () => cpuTimeOfMs(pids);
   const bareCpu = bare && {
     mesh: cpuOf([ctx.mesh.redisPid, bare.gatewayPid, ...bare.runnerPids]),
@@ -83,7 +85,9 @@ async function measureLoad(
     gateway: cpuOf([bare.gatewayPid]),
     runners: cpuOf(bare.runnerPids),
   };
-  if (bare) for (let i = 0; i < ctx.opts.warmup; i++) await bare.invoke('parent');
+  if (bare)
+    for (let i = 0; i < ctx.opts.warmup; i++)
+      await bare.invoke('parent', ctx.clients[i % ctx.clients.length]!.name);
   for (let rep = 0; rep < ctx.opts.reps; rep++) {
     for (const client of rotate(ctx.clients, rep)) {
       const m = mesh.get(client.name)!;
@@ -95,15 +99,21 @@ async function measureLoad(
       push(m, load);
     }
     push(sdk, await closedLoop(() => ctx.sdk('parent'), clients, ctx.opts.seconds, sdkCpu));
-    if (bare) {
-      const load = await closedLoop(() => bare.invoke('parent'), clients, ctx.opts.seconds, bareCpu);
-      const { redis, gateway, runners } = load.cpuMsPerRun;
-      floor.parts.push({ redis: redis!, gateway: gateway!, runners: runners! });
-      push(floor, load);
-    }
+    if (bare)
+      for (const { name: via } of rotate(ctx.clients, rep)) {
+        const f = floor.get(via)!;
+        const load = await closedLoop(() => bare.invoke('parent', via), clients, ctx.opts.seconds, bareCpu);
+        const { redis, gateway, runners } = load.cpuMsPerRun;
+        f.parts.push({ redis: redis!, gateway: gateway!, runners: runners! });
+        push(f, load);
+      }
     ctx.note(`throughput ${latencyMs} ms × ${clients}: repetition ${rep + 1}/${ctx.opts.reps}`);
   }
-  const figures: Figure[] = bare ? floorFigures(floor, sdk, latencyMs, clients, ctx.opts.seconds) : [];
+  const figures: Figure[] = bare
+    ? [...floor].flatMap(([via, f]) =>
+        floorFigures(f, sdk, { latencyMs, clients, client: via, seconds: ctx.opts.seconds }),
+      )
+    : [];
   for (const [client, m] of mesh) {
     const extra = {
       latencyMs,
@@ -153,11 +163,10 @@ type Series = { rate: number[]; cpu: number[]; cpuAll: number[]; p99: number[] }
 function floorFigures(
   floor: Series & { parts: Record<string, number>[] },
   sdk: Series,
-  latencyMs: number,
-  clients: number,
-  seconds: number,
+  load: { latencyMs: number; clients: number; client: string; seconds: number },
 ): Figure[] {
-  const extra = { latencyMs, clients, client: 'undici', runners: FLOOR_RUNNERS, seconds };
+  const { latencyMs, clients } = load;
+  const extra = { ...load, runners: FLOOR_RUNNERS };
   return [
     figure(`floor_bare_throughput_latency${latencyMs}_clients${clients}`, 'runs/s', spread(floor.rate), {
       sdk: spread(sdk.rate),

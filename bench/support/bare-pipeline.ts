@@ -1,6 +1,7 @@
 import type { ChildProcess } from 'node:child_process';
 import { Agent, request } from 'undici';
 import { forkMain } from './fork-main.js';
+import type { ClientName } from './mesh-client.js';
 import { stopOnExit } from './stop-on-exit.js';
 
 /** What a bare run does: answer at once, or delegate once first. */
@@ -9,10 +10,11 @@ export type BareAgent = 'single' | 'parent';
 /** A run's hops with no mesh in them: a bare gateway and a bare runner, each its own process. */
 export interface BarePipeline {
   /**
-   * One run through the bare gateway (undici's request) of `single`, or of `parent` (one delegation
-   * in stock BullMQ steps); resolves with the model's answer.
+   * One run through the bare gateway of `single`, or of `parent` (one delegation in stock BullMQ
+   * steps), through either client the mesh's figures are read with (mesh-client.ts; undici's
+   * `request` unless `via` says `fetch`); resolves with the model's answer.
    */
-  invoke(agent?: BareAgent): Promise<string>;
+  invoke(agent?: BareAgent, via?: ClientName): Promise<string>;
   gatewayPid: number;
   /** Its runners' processes: one, or as many as it was started with. */
   runnerPids: number[];
@@ -59,16 +61,18 @@ export async function startBarePipeline(
     stopOnExit.untrack(child.pid!);
   };
   return {
-    invoke: async (agent = 'single') => {
-      const res = await request(`${base}/invoke`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: bodies[agent],
-        dispatcher,
-      });
-      const view = (await res.body.json()) as { status?: string; output?: string };
-      if (res.statusCode !== 200 || view.status !== 'succeeded')
-        throw new Error(`bare run: ${res.statusCode}`);
+    invoke: async (agent = 'single', via = 'undici') => {
+      const init = { method: 'POST', headers: { 'content-type': 'application/json' }, body: bodies[agent] };
+      let status: number;
+      let view: { status?: string; output?: string };
+      if (via === 'fetch') {
+        const res = await fetch(`${base}/invoke`, init);
+        [status, view] = [res.status, (await res.json()) as typeof view];
+      } else {
+        const res = await request(`${base}/invoke`, { ...init, dispatcher });
+        [status, view] = [res.statusCode, (await res.body.json()) as typeof view];
+      }
+      if (status !== 200 || view.status !== 'succeeded') throw new Error(`bare run: ${status}`);
       return view.output!;
     },
     gatewayPid: gateway.child.pid!,
