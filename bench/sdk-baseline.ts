@@ -25,7 +25,7 @@ export interface SdkBaseline {
 }
 
 /**
- * The in-process baseline at its fastest (docs/performance.md): one OpenAI client (`maxRetries: 0`, keep-alive
+ * The in-process baseline at its fastest (docs/reference/benchmarks.md): one OpenAI client (`maxRetries: 0`, keep-alive
  * through fetch's pool), Chat Completions, tracing off, one `Runner` reused for every run, and agents
  * built once; a parent delegates through `child.asTool()`, the SDK's own sub-agent call.
  */

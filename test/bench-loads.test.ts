@@ -1,4 +1,4 @@
-// The latency-0 load and round trips of `npm run bench` (docs/performance.md) and their floors, run small against the
+// The latency-0 load and round trips of `npm run bench` (docs/reference/benchmarks.md) and their floors, run small against the
 // services as processes (compiled, as the bench runs them: the full tier builds first), so a change
 // to what it reads fails here rather than in the next full bench run. What it measures is never
 // asserted (speed belongs to the bench); that each side ran and that each CPU figure counted its

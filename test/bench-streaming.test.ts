@@ -1,4 +1,4 @@
-// The streaming figures of `npm run bench` (docs/performance.md), run small against the services as
+// The streaming figures of `npm run bench` (docs/reference/benchmarks.md), run small against the services as
 // processes (compiled, as the bench runs them: the full tier builds first), so a change to what
 // they read — the invoke stream's events, the SDK's stream events, the `stream: false` model entry,
 // the delta keys — fails here rather than in the next full bench run. What they measure is never

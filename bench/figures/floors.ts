@@ -7,9 +7,9 @@ import { stopOnExit } from '../support/stop-on-exit.js';
 import { timeRuns } from '../support/time-runs.js';
 
 /**
- * The floors docs/performance.md reasons from, measured in the same run on the mesh's Redis: a Redis round
- * trip (PING from this process) and a bare BullMQ job round trip (add → a worker in another
- * process → completion seen through QueueEvents), each after a warm-up.
+ * Two floors under every figure (docs/reference/benchmarks.md), measured in the same run on the
+ * mesh's Redis: a Redis round trip (PING from this process) and a bare BullMQ job round trip (add →
+ * a worker in another process → completion seen through QueueEvents), each after a warm-up.
  */
 export async function floorFigures(ctx: BenchContext): Promise<Figure[]> {
   const n = ctx.opts.runs * 5;
@@ -36,11 +36,11 @@ export async function floorFigures(ctx: BenchContext): Promise<Figure[]> {
     const bull = spread(await timeRuns(hop, n));
     return [
       figure('floor_redis_round_trip', 'ms', ping, {
-        target: 'reported (docs/performance.md: ~0.06 ms)',
+        target: 'reported (docs/reference/benchmarks.md)',
         extra: { samples: n },
       }),
       figure('floor_bullmq_job_round_trip', 'ms', bull, {
-        target: 'reported (docs/performance.md: ~1.3 ms)',
+        target: 'reported (docs/reference/benchmarks.md)',
         extra: { samples: n, completion: 'QueueEvents, worker concurrency 1 in another process' },
       }),
     ];

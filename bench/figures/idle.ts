@@ -33,7 +33,7 @@ export async function idleFigure(
     'ms/s',
     { p10: total, p50: total, p90: total },
     {
-      target: 'reported: CPU of the idle mesh, every process (docs/performance.md)',
+      target: 'reported: CPU of the idle mesh, every process (docs/reference/benchmarks.md)',
       extra: { byProcess, windowMs },
     },
   );

@@ -95,12 +95,12 @@ async function measure(
       clients.flatMap((client) => [
         figure('floor_bare_round_trip_p50', 'ms', spread(floor[i]!.get(client)!), {
           sdk: sdk.single,
-          target: "reported: the single round trip's hops alone (docs/performance.md)",
+          target: "reported: the single round trip's hops alone (docs/reference/benchmarks.md)",
           extra: { latencyMs: 0, client, runners, samples: floor[i]!.get(client)!.length },
         }),
         figure('floor_bare_delegation_overhead_p50', 'ms', spread(floorOverhead[i]!.get(client)!), {
           sdk: sdk.overhead,
-          target: "reported: a delegation's hops alone, in stock BullMQ steps (docs/performance.md)",
+          target: "reported: a delegation's hops alone, in stock BullMQ steps (docs/reference/benchmarks.md)",
           extra: { latencyMs: 0, client, runners, repetitions: reps, runsPerRepetition: runs },
         }),
       ]),

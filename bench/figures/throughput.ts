@@ -171,7 +171,7 @@ function floorFigures(
     figure(`floor_bare_throughput_latency${latencyMs}_clients${clients}`, 'runs/s', spread(floor.rate), {
       sdk: spread(sdk.rate),
       target:
-        "reported: the load's hops alone, parent + 1 delegation in stock BullMQ steps (docs/performance.md)",
+        "reported: the load's hops alone, parent + 1 delegation in stock BullMQ steps (docs/reference/benchmarks.md)",
       extra,
     }),
     figure(`floor_bare_cpu_per_run_latency${latencyMs}`, 'ms', spread(floor.cpu), {

@@ -28,7 +28,7 @@ export interface BareOptions {
 }
 
 /**
- * The floor the round trips stand on (docs/performance.md): the same processes and hops as a run
+ * The floor the round trips stand on (docs/reference/benchmarks.md): the same processes and hops as a run
  * through the mesh — the client's HTTP request to a gateway, a Redis write and a BullMQ job to a
  * worker in another process, its request to the fake model, a write and a PUBLISH back, the answer —
  * with none of the mesh's own work; and for `parent`, a delegation's hops too: a child job, the

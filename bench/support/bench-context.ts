@@ -21,7 +21,7 @@ export interface BenchContext {
   invoke: MeshInvoke;
   /** The same through Node's global fetch. */
   invokeFetch: MeshInvoke;
-  /** Both clients, named: every figure a client takes part in is reported for each (docs/performance.md). */
+  /** Both clients, named: every figure a client takes part in is reported for each (docs/reference/benchmarks.md). */
   clients: readonly BenchClient[];
   sdk: (agent: SdkAgent) => Promise<string>;
   /** The SDK's streamed run (`run(agent, input, {stream: true})`). */

@@ -100,7 +100,7 @@ export const DEFAULT_STREAM_BUFFER_BYTES = 1024 * 1024;
 /**
  * How often each service's event-loop delay is sampled for its `nodejs_eventloop_lag_*` metrics, ms
  * (prom-client's `eventLoopMonitoringPrecision`; its default, 10, wakes an idle process 100 times a
- * second and costs it about 6 ms of CPU a second on a 2-core VM; docs/performance.md, "An idle mesh").
+ * second and costs it about 6 ms of CPU a second on a 2-core VM; docs/reference/benchmarks.md, "An idle mesh").
  * A stall of this length or longer always shows in the metrics; shorter ones are sampled.
  */
 export const EVENT_LOOP_SAMPLE_MS = 100;
