@@ -1,7 +1,7 @@
 import type { ChildProcess } from 'node:child_process';
-import { Agent, request } from 'undici';
+import { Agent } from 'undici';
 import { forkMain } from './fork-main.js';
-import type { ClientName } from './mesh-client.js';
+import { type ClientName, postJson } from './mesh-client.js';
 import { stopOnExit } from './stop-on-exit.js';
 
 /** What a bare run does: answer at once, or delegate once first. */
@@ -62,17 +62,9 @@ export async function startBarePipeline(
   };
   return {
     invoke: async (agent = 'single', via = 'undici') => {
-      const init = { method: 'POST', headers: { 'content-type': 'application/json' }, body: bodies[agent] };
-      let status: number;
-      let view: { status?: string; output?: string };
-      if (via === 'fetch') {
-        const res = await fetch(`${base}/invoke`, init);
-        [status, view] = [res.status, (await res.json()) as typeof view];
-      } else {
-        const res = await request(`${base}/invoke`, { ...init, dispatcher });
-        [status, view] = [res.statusCode, (await res.body.json()) as typeof view];
-      }
-      if (status !== 200 || view.status !== 'succeeded') throw new Error(`bare run: ${status}`);
+      const answer = await postJson(`${base}/invoke`, bodies[agent], via, dispatcher);
+      const view = answer.view as { status?: string; output?: string };
+      if (answer.status !== 200 || view.status !== 'succeeded') throw new Error(`bare run: ${answer.status}`);
       return view.output!;
     },
     gatewayPid: gateway.child.pid!,

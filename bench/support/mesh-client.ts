@@ -18,21 +18,28 @@ const bodyOf = (agent: string) => (agent === 'child' ? { input: 'x' } : { prompt
  */
 export function meshClient(gatewayUrl: string, via: ClientName = 'undici'): MeshInvoke {
   const dispatcher = new Agent({ keepAliveTimeout: 30_000 });
-  const post = async (agent: string, body: string): Promise<{ status: number; view: unknown }> => {
-    const url = `${gatewayUrl}/agents/${agent}/invoke?wait=120`;
-    const headers = { 'content-type': 'application/json' };
-    if (via === 'fetch') {
-      const res = await fetch(url, { method: 'POST', headers, body });
-      return { status: res.status, view: await res.json() };
-    }
-    const res = await request(url, { method: 'POST', headers, body, dispatcher });
-    return { status: res.statusCode, view: await res.body.json() };
-  };
   return async (agent, input = bodyOf(agent)) => {
-    const { status, view } = await post(agent, JSON.stringify(input));
+    const url = `${gatewayUrl}/agents/${agent}/invoke?wait=120`;
+    const { status, view } = await postJson(url, JSON.stringify(input), via, dispatcher);
     const v = view as { status?: string; output?: unknown };
     if (status !== 200 || v.status !== 'succeeded')
       throw new Error(`${agent}: ${status} ${JSON.stringify(view).slice(0, 500)}`);
     return typeof v.output === 'string' ? v.output : JSON.stringify(v.output);
   };
+}
+
+/** POSTs a JSON body through `via` (undici's `request` on `dispatcher`, or Node's `fetch`); the answer's status and parsed body. */
+export async function postJson(
+  url: string,
+  body: string,
+  via: ClientName,
+  dispatcher: Agent,
+): Promise<{ status: number; view: unknown }> {
+  const headers = { 'content-type': 'application/json' };
+  if (via === 'fetch') {
+    const res = await fetch(url, { method: 'POST', headers, body });
+    return { status: res.status, view: await res.json() };
+  }
+  const res = await request(url, { method: 'POST', headers, body, dispatcher });
+  return { status: res.statusCode, view: await res.body.json() };
 }
