@@ -5,10 +5,10 @@ import { createHash } from 'node:crypto';
 import { keyLayout } from '@agentmesh/shared';
 import * as lua from '@agentmesh/shared/redis';
 import { DONE_MESSAGE_MAX_BYTES } from '@agentmesh/shared/redis';
-import type { Redis } from 'ioredis';
 import t, { type Test } from 'tap';
 import { turnOf } from './support/fake-model.js';
-import { pinQueueFastPath, startMesh } from './support/mesh.js';
+import { pinQueueFastPath, startMesh, type TestMesh } from './support/mesh.js';
+import { monitorRedis } from './support/redis-monitor.js';
 
 // The counts are the queue fast path's (docs/architecture/queue-fast-path.md), in either run mode.
 pinQueueFastPath();
@@ -42,34 +42,24 @@ const names = new Map(
     .map(([name, v]) => [sha1((v as lua.LuaScript).lua), name]),
 );
 
-const ESCAPED: Record<string, string> = { n: '\n', r: '\r', t: '\t', a: '\x07', b: '\b' };
-
-/** A MONITOR argument as sent: Redis shows `\\`, `\"`, `\n`, `\xHH`… for what it cannot print. */
-function asSent(shown: string): string {
-  return shown.replace(/\\(x[0-9a-f]{2}|.)/g, (_, c: string) =>
-    c.length === 3 ? String.fromCharCode(Number.parseInt(c.slice(1), 16)) : (ESCAPED[c] ?? c),
-  );
-}
-
-/** The mesh's Lua steps by name, in the order Redis runs them, from now until the test ends. */
-async function watchSteps(t: Test, client: Redis): Promise<string[]> {
-  const watcher = client.duplicate();
-  const monitor = await watcher.monitor();
-  t.teardown(() => {
-    monitor.disconnect();
-    watcher.disconnect();
-  });
-  const steps: string[] = [];
-  monitor.on('monitor', (_time: string, args: string[]) => {
-    // EVALSHA names the script by its hash; EVAL (a script's first run on this server) sends it
-    // whole, which MONITOR shows escaped (a newline as `\n`).
-    const command = args[0]!.toLowerCase();
-    const sha = command === 'evalsha' ? args[1]! : command === 'eval' ? sha1(asSent(args[1]!)) : undefined;
-    const name = sha === undefined ? undefined : names.get(sha);
-    if (name) steps.push(name);
-  });
-  await new Promise((r) => setTimeout(r, 100)); // MONITOR is on once Redis has echoed a command to it
-  return steps;
+/**
+ * The mesh's Lua steps by name, in the order Redis runs them, from now until the test ends. MONITOR
+ * on a raw socket (support/redis-monitor): ioredis's own monitor() takes a monitored line arriving
+ * in the same read as MONITOR's reply for a reply, and fails with "Command queue state error".
+ */
+async function watchSteps(t: Test, mesh: TestMesh): Promise<{ steps(): string[] }> {
+  const monitor = await monitorRedis(mesh.redis.port);
+  t.teardown(() => monitor.stop());
+  return {
+    steps: () =>
+      monitor.seen.flatMap(({ args }) => {
+        // EVALSHA names the script by its hash; EVAL (a script's first run on this server) sends it whole.
+        const command = args[0]!.toLowerCase();
+        const sha = command === 'evalsha' ? args[1]! : command === 'eval' ? sha1(args[1]!) : undefined;
+        const name = sha === undefined ? undefined : names.get(sha);
+        return name ? [name] : [];
+      }),
+  };
 }
 
 t.test(
@@ -77,11 +67,11 @@ t.test(
   async (t) => {
     const mesh = await startMesh(t, { agentsYaml, script });
     await mesh.invoke('solo', { prompt: 'warm up' }); // scripts are loaded (EVAL) once per connection
-    const steps = await watchSteps(t, mesh.client);
+    const watch = await watchSteps(t, mesh);
     const res = await mesh.invoke('solo', { prompt: 'go' });
     t.equal(res.json.status, 'succeeded');
     await new Promise((r) => setTimeout(r, 100));
-    t.strictSame(steps, [
+    t.strictSame(watch.steps(), [
       'CREATE_INVOCATION',
       'LIST_RECENT',
       // No ACTIVATE: it ran inside BullMQ's take of the job, with the model call's `started` record.
@@ -101,10 +91,11 @@ t.test(
   async (t) => {
     const mesh = await startMesh(t, { agentsYaml, script });
     await mesh.invoke('parent', { prompt: 'warm up' });
-    const steps = await watchSteps(t, mesh.client);
+    const watch = await watchSteps(t, mesh);
     const res = await mesh.invoke('parent', { prompt: 'go' });
     t.equal(res.json.output, 'parent answer');
     await new Promise((r) => setTimeout(r, 100));
+    const steps = watch.steps();
     const count = (name: string) => steps.filter((s) => s === name).length;
     t.equal(count('ACTIVATE'), 0, 'the parent, the child, the parent resumed: each in the take of its job');
     // No model call's `started` goes alone: each rides with its ACTIVATE (the child's too, its
@@ -122,11 +113,11 @@ t.test(
 t.test('a waiter reads an invocation too large for the done message', async (t) => {
   const mesh = await startMesh(t, { agentsYaml, script });
   await mesh.invoke('solo', { prompt: 'warm up' });
-  const steps = await watchSteps(t, mesh.client);
+  const watch = await watchSteps(t, mesh);
   const res = await mesh.invoke('solo', { prompt: 'big' });
   t.equal(res.json.output, BIG, 'the whole output');
   await new Promise((r) => setTimeout(r, 100));
-  t.equal(steps.at(-1), 'READ_INVOCATION', 'read once it was announced without it');
+  t.equal(watch.steps().at(-1), 'READ_INVOCATION', 'read once it was announced without it');
 });
 
 t.test("a delegation's end wakes no gateway: only the root is published on the done channel", async (t) => {
@@ -146,22 +137,17 @@ t.test("a delegation's end wakes no gateway: only the root is published on the d
 t.test('an unwatched run asks nobody whether it is watched: its activation read the watch key', async (t) => {
   const mesh = await startMesh(t, { agentsYaml, script });
   await mesh.invoke('parent', { prompt: 'warm up' });
-  const watcher = mesh.client.duplicate();
-  const monitor = await watcher.monitor();
-  t.teardown(() => {
-    monitor.disconnect();
-    watcher.disconnect();
-  });
-  const asked: string[] = [];
-  const inLua: string[] = [];
-  monitor.on('monitor', (_time: string, args: string[], source: string) => {
-    if (args[0]!.toLowerCase() !== 'exists' || !args.some((a) => a.endsWith(':watch'))) return;
-    (source === 'lua' ? inLua : asked).push(args.join(' '));
-  });
-  await new Promise((r) => setTimeout(r, 100));
+  const monitor = await monitorRedis(mesh.redis.port);
+  t.teardown(() => monitor.stop());
   const res = await mesh.invoke('parent', { prompt: 'go' });
   t.equal(res.json.output, 'parent answer');
   await new Promise((r) => setTimeout(r, 100));
+  const asked: string[] = [];
+  const inLua: string[] = [];
+  for (const { args, source } of monitor.seen) {
+    if (args[0]!.toLowerCase() !== 'exists' || !args.some((a) => a.endsWith(':watch'))) continue;
+    (source === 'lua' ? inLua : asked).push(args.join(' '));
+  }
   t.strictSame(asked, [], 'no EXISTS of the watch key of its own: three activations, three model calls');
   t.equal(inLua.length, 3, 'each activation read it, inside its take');
 });

@@ -12,6 +12,7 @@ import { keyLayout } from '@agentmesh/shared';
 import t from 'tap';
 import { type SeenRequest, turnOf } from '../support/fake-model.js';
 import { startMesh, startService, type TestMesh } from '../support/mesh.js';
+import { monitorRedis } from '../support/redis-monitor.js';
 import { runnerPid } from '../support/runner-pid.js';
 import { waitUntil } from '../support/wait-until.js';
 
@@ -165,10 +166,9 @@ t.test('budgets stay exact across a runner SIGKILLed mid-tree', async (t) => {
       const crossAt = Math.ceil(budget / TOKENS_PER_CALL);
       const before = mesh.model.requests.length;
       // Redis executes steps one at a time; MONITOR lists each command (those inside Lua too) in that order.
-      const log: string[][] = [];
-      const monitor = await mesh.client.monitor();
-      t.teardown(() => monitor.disconnect());
-      monitor.on('monitor', (_time: string, args: string[]) => log.push(args));
+      const monitor = await monitorRedis(mesh.redis.port);
+      t.teardown(() => monitor.stop());
+      const log = () => monitor.seen.map(({ args }) => args);
       // The workers wait in their first step until the call in doubt is re-issued: the crash and the
       // recovery both happen before the budget is spent, and the re-issued call counts towards it.
       gate = new Promise((r) => (reissued = r));
@@ -209,7 +209,10 @@ t.test('budgets stay exact across a runner SIGKILLed mid-tree', async (t) => {
         args[0]?.toLowerCase() === 'hincrby' && args[1] === rootKey && args[2] === 'budgetUsed';
       // MONITOR lines arrive on their own connection: wait until every increment is in.
       await waitUntil(
-        async () => log.filter(isIncrement).reduce((n, args) => n + Number(args[3]), 0) === counter,
+        async () =>
+          log()
+            .filter(isIncrement)
+            .reduce((n, args) => n + Number(args[3]), 0) === counter,
         10_000,
         () => 'MONITOR to show every increment of the counter',
       );
@@ -218,7 +221,7 @@ t.test('budgets stay exact across a runner SIGKILLed mid-tree', async (t) => {
       let used = 0;
       let crossed = -1;
       const starts: { node: string; callId: string; used: number; i: number }[] = [];
-      log.forEach((args, i) => {
+      log().forEach((args, i) => {
         const [command = '', key = '', field = '', value = ''] = args;
         if (isIncrement(args)) {
           used += Number(value);

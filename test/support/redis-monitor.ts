@@ -16,8 +16,11 @@ export async function monitorRedis(port: number): Promise<{ seen: MonitoredComma
   const seen: MonitoredCommand[] = [];
   let pending = '';
   let ready: () => void;
-  const started = new Promise<void>((r) => {
-    ready = r;
+  const started = new Promise<void>((resolve, reject) => {
+    ready = resolve;
+    // A server gone before MONITOR's reply fails the start, never leaves it waiting.
+    socket.once('close', () => reject(new Error(`MONITOR on port ${port}: the connection closed`)));
+    socket.on('error', () => {}); // 'close' follows it; a server stopped mid-test ends the record, no more
   });
   socket.setEncoding('latin1'); // one char per byte, so \xhh escapes rebuild the exact bytes
   socket.on('data', (chunk: string) => {
