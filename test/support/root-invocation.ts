@@ -14,10 +14,12 @@ export async function createRootInvocation(
   const agent = opts.agent ?? 'solo';
   const now = Date.now();
   await scripts.createInvocation(
+    2, // not listed as recent
     keys.invocation(id, id),
     keys.events(id),
     encodeEvent({ id, agent }, 'status', { status: 'queued' }, now),
     3600,
+    ...['', '', '', '', ''],
     ...encodeNewInvocation({
       id,
       agent,

@@ -39,8 +39,11 @@ export const CANCEL_TREE = meshLua.script('cancel-tree');
 
 // The gateway's steps: creating a root invocation, listing it, deciding approvals, reading a view.
 
-/** Creates a root invocation unless it exists (create-invocation.lua). */
-export const CREATE_INVOCATION = meshLua.script('create-invocation', 2);
+/**
+ * Creates a root invocation unless it exists, and on one server lists it as recent
+ * (create-invocation.lua): its caller passes the count of keys.
+ */
+export const CREATE_INVOCATION = meshLua.script('create-invocation');
 /** Lists a root as recent, the set bounded (list-recent.lua). */
 export const LIST_RECENT = meshLua.script('list-recent', 1);
 /** Decides a pending approval (decide-approval.lua). */

@@ -34,14 +34,12 @@ export abstract class InvocationWriter extends InvocationReader {
    * invocation was created.
    */
   async listRecent(id: string, now: number): Promise<void> {
-    await this.scripts.listRecent(
-      this.keys.recent(),
-      now,
-      id,
-      now - this.retentionSeconds * 1000,
-      RECENT_LIMIT,
-      this.retentionSeconds,
-    );
+    await this.scripts.listRecent(this.keys.recent(), ...this.listing(id, now));
+  }
+
+  /** The listing's arguments (list-recent.lua, and the create's on one server): now, id, oldest kept, limit, TTL. */
+  protected listing(id: string, now: number): (string | number)[] {
+    return [now, id, now - this.retentionSeconds * 1000, RECENT_LIMIT, this.retentionSeconds];
   }
 
   /**
