@@ -1,7 +1,9 @@
 // The runner process's own parts (src/process/): its heartbeat in the mesh's runner sets, on a real
 // Redis, and the bounds of draining its workers at shutdown.
 import { keyLayout, type Logger } from '@agentmesh/shared';
+import { monitorRedis } from '@agentmesh/test-support/redis-monitor';
 import { startRedis } from '@agentmesh/test-support/redis-server';
+import { waitUntil } from '@agentmesh/test-support/wait-until';
 import type { Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import t from 'tap';
@@ -39,6 +41,34 @@ t.test('startHeartbeat', async (t) => {
       },
     );
   }
+
+  // Its readers count only entries still ahead of now, so pruning the expired ones can wait: each beat
+  // renews the runner's entry in every set, and every PRUNE_EVERY-th (the first included) prunes.
+  t.test('each beat renews every set; the expired entries go every 15th beat', async (t) => {
+    const keys = keyLayout('beat-prune');
+    const sets = [keys.runners(), keys.agentRunners('a'), keys.agentRunners('b')];
+    for (const set of sets) await redis.zadd(set, Date.now() - 60_000, 'gone');
+    const monitor = await monitorRedis(server.port);
+    t.teardown(() => monitor.stop());
+    const beat = await startHeartbeat(redis, keys, ['a', 'b'], 'r1', log, { intervalMs: 20 });
+    t.teardown(() => beat.stop());
+    for (const set of sets)
+      t.equal(await redis.zscore(set, 'gone'), null, `${set}: pruned by the first beat`);
+    await waitUntil(
+      async () => monitor.seen.filter(({ args }) => args[0] === 'zadd').length >= 3 * 20,
+      10_000,
+      () => 'twenty beats',
+    );
+    beat.stop();
+    await new Promise((r) => setTimeout(r, 50)); // the last beat's commands reach MONITOR
+    const count = (command: string, set: string) =>
+      monitor.seen.filter(({ args }) => args[0] === command && args[1] === set).length;
+    for (const set of sets) {
+      const beats = count('zadd', set);
+      t.ok(beats >= 20, `${set}: renewed at every beat (${beats})`);
+      t.equal(count('zremrangebyscore', set), Math.ceil(beats / 15), `${set}: pruned every 15th beat`);
+    }
+  });
 });
 
 // drainWorkers' bounds: jobs held past the drain are requeued, and a worker that never

@@ -1,5 +1,5 @@
 import type { KeyLayout, Logger } from '@agentmesh/shared';
-import type { MeshRedis } from '@agentmesh/shared/redis';
+import { isRedisCluster, type MeshRedis } from '@agentmesh/shared/redis';
 
 const HEARTBEAT_MS = 2000;
 
@@ -18,33 +18,49 @@ export interface Heartbeat {
   withdraw(drained: boolean): Promise<void>;
 }
 
-/** Announces runner `id` for `hosted` agents now and every 2 s; an entry expires after three missed beats. */
+/**
+ * Beats between two prunings of the sets: their readers count only entries whose expiry is ahead
+ * (the gateway's readiness, the gone-runner watch), so an expired one is only memory, and a set
+ * grows by at most the runners started in between.
+ */
+const PRUNE_EVERY = 15;
+
+/**
+ * Announces runner `id` for `hosted` agents now and every `intervalMs` (2 s); an entry expires after
+ * three missed beats. On one Redis server a beat is one pipeline, one write, however many agents the
+ * runner hosts (on a cluster, one per set: each has its own hash tag, its own slot).
+ */
 export async function startHeartbeat(
   redis: MeshRedis,
   keys: KeyLayout,
   hosted: readonly string[],
   id: string,
   log: Logger,
+  { intervalMs = HEARTBEAT_MS }: { intervalMs?: number } = {},
 ): Promise<Heartbeat> {
+  const sets = [keys.runners(), ...hosted.map((name) => keys.agentRunners(name))];
+  let beats = 0;
   const beat = async () => {
-    const expiry = Date.now() + HEARTBEAT_MS * 3;
-    // One pipeline per set: each has its own hash tag (its own cluster slot).
-    await Promise.all(
-      [keys.runners(), ...hosted.map((name) => keys.agentRunners(name))].map((set) =>
-        redis.pipeline().zadd(set, expiry, id).zremrangebyscore(set, 0, Date.now()).exec(),
-      ),
-    ).catch((e: Error) => log.warn({ err: e.message }, 'heartbeat failed'));
+    const now = Date.now();
+    const prune = beats++ % PRUNE_EVERY === 0;
+    const pipelines = isRedisCluster(redis) ? sets.map(() => redis.pipeline()) : [redis.pipeline()];
+    sets.forEach((set, i) => {
+      const write = pipelines[i % pipelines.length]!.zadd(set, now + intervalMs * 3, id);
+      if (prune) write.zremrangebyscore(set, 0, now);
+    });
+    await Promise.all(pipelines.map((p) => p.exec())).catch((e: Error) =>
+      log.warn({ err: e.message }, 'heartbeat failed'),
+    );
   };
   await beat();
-  const timer = setInterval(() => void beat(), HEARTBEAT_MS);
+  const timer = setInterval(() => void beat(), intervalMs);
   return {
     stop() {
       clearInterval(timer);
     },
     async withdraw(drained) {
-      const sets = hosted.map((name) => keys.agentRunners(name));
-      if (drained) sets.push(keys.runners());
-      await Promise.all(sets.map((set) => redis.zrem(set, id))).catch(() => undefined);
+      const left = drained ? sets : sets.slice(1);
+      await Promise.all(left.map((set) => redis.zrem(set, id))).catch(() => undefined);
     },
   };
 }
