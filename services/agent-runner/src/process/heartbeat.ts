@@ -39,16 +39,19 @@ export async function startHeartbeat(
   { intervalMs = HEARTBEAT_MS }: { intervalMs?: number } = {},
 ): Promise<Heartbeat> {
   const sets = [keys.runners(), ...hosted.map((name) => keys.agentRunners(name))];
+  const perSet = isRedisCluster(redis);
   let beats = 0;
   const beat = async () => {
     const now = Date.now();
     const prune = beats++ % PRUNE_EVERY === 0;
-    const pipelines = isRedisCluster(redis) ? sets.map(() => redis.pipeline()) : [redis.pipeline()];
-    sets.forEach((set, i) => {
-      const write = pipelines[i % pipelines.length]!.zadd(set, now + intervalMs * 3, id);
+    const one = perSet ? undefined : redis.pipeline();
+    const pipelines = sets.map((set) => {
+      const write = one ?? redis.pipeline();
+      write.zadd(set, now + intervalMs * 3, id);
       if (prune) write.zremrangebyscore(set, 0, now);
+      return write;
     });
-    await Promise.all(pipelines.map((p) => p.exec())).catch((e: Error) =>
+    await Promise.all([...new Set(pipelines)].map((p) => p.exec())).catch((e: Error) =>
       log.warn({ err: e.message }, 'heartbeat failed'),
     );
   };
