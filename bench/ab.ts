@@ -1,6 +1,6 @@
 // A change against a baseline, in turns (docs/architecture/where-the-time-goes.md, "Comparing a
 // change in turns"): two meshes side by side, each started as `npm run bench` starts it (its own
-// Redis, tool-host, gateway and 2 runners, the shipped defaults) against one fake model at latency 0,
+// Redis, tool-host, gateway and 2 runners, the shipped defaults) against one fake model (latency 0 unless set),
 // and each agent's sequential round trips timed in blocks of 20 with the two sides taking turns, so a
 // change of the machine's speed (up to 1.5 × from one minute to the next on a 2-core VM) reaches both
 // sides alike. Each side's CPU per run is read from /proc over its own blocks (its Redis, gateway,
@@ -16,7 +16,8 @@
 // variables of that side's services; BENCH_AB_RUNNERS_A / _B: its runners (2); BENCH_AB_EXTRA_RUNNER_A
 // / _B: agents (RUNNER_AGENTS) of one more runner it starts, which hosts only those. BENCH_AB_AGENTS
 // (single,parent), BENCH_RUNS per side and agent (2000), BENCH_WARMUP runs of each side first (2000),
-// BENCH_AB_CLIENT (undici or fetch).
+// BENCH_AB_CLIENT (undici or fetch), BENCH_AB_LATENCY (the model's latency in ms for the timed runs;
+// 0, and the warm-up always at 0).
 import path from 'node:path';
 import { type AbResult, abTurns, parseSideEnv, startAbSide } from './support/ab-turns.js';
 import type { ClientName } from './support/mesh-client.js';
@@ -29,6 +30,9 @@ const runs = Number(env.BENCH_RUNS || 2000);
 const warmup = Number(env.BENCH_WARMUP || 2000);
 const client = (env.BENCH_AB_CLIENT || 'undici') as ClientName;
 const clients = countOf('BENCH_AB_CLIENTS', 1);
+const latencyMs = Number(env.BENCH_AB_LATENCY || 0);
+if (!Number.isFinite(latencyMs) || latencyMs < 0)
+  throw new Error(`BENCH_AB_LATENCY must be a number of ms ≥ 0, got "${env.BENCH_AB_LATENCY}"`);
 const note = (text: string) => process.stderr.write(`ab: ${text}\n`);
 
 process.on('SIGINT', () => void stopOnExit.run().finally(() => process.exit(130)));
@@ -56,6 +60,7 @@ try {
         for (let i = c; i < warmup; i += 10) await s.invoke(agents[i % agents.length]!);
       }),
     );
+  if (latencyMs > 0) await model.setLatency(latencyMs);
   for (const agent of agents) {
     note(`${agent}: ${runs} runs a side, ${clients} at a time, in turns`);
     print(agent, await abTurns(sides, agent, runs, clients));
@@ -79,7 +84,8 @@ function print(agent: string, [a, b]: AbResult[]): void {
     `CPU per run ${ms(r.cpuPerRunMs)} ms (${Object.entries(r.cpuPerRunByProcessMs)
       .map(([role, x]) => `${role} ${ms(x)}`)
       .join(', ')}), ${r.runsPerSecond.toFixed(1)} runs/s`;
-  console.log(`\n## ${agent} (client: ${client}, ${clients} at a time)\n${line(a!)}\n${line(b!)}`);
+  const at = latencyMs > 0 ? `, model latency ${latencyMs} ms` : '';
+  console.log(`\n## ${agent} (client: ${client}, ${clients} at a time${at})\n${line(a!)}\n${line(b!)}`);
   console.log(
     `A ÷ B: p50 ${ms(a!.wallMs.p50 / b!.wallMs.p50)}, CPU per run ${ms(a!.cpuPerRunMs / b!.cpuPerRunMs)}, ` +
       `runs/s ${ms(a!.runsPerSecond / b!.runsPerSecond)}`,
