@@ -2,6 +2,7 @@
 // connections close (gone-runners.ts), not when its lock lapses: with RUNNER_LOCK_MS at 60 s, the
 // invocation finishes on the other runner well inside that. A runner merely paused (SIGSTOP) keeps
 // its connections, and its job: nothing is re-issued.
+import { keyLayout } from '@agentmesh/shared';
 import t from 'tap';
 import { turnOf } from '../support/fake-model.js';
 import { pinQueueFastPath } from '../support/mesh.js';
@@ -33,6 +34,18 @@ t.test(
     const holder = await holderOfFirstCall(mesh, started.json.id);
     const killedAt = Date.now();
     process.kill(runnerPid(holder), 'SIGKILL');
+    // The queues it held (queue/fast-path/affinity.ts) pass to the survivor once the watch finds it
+    // gone, not when its leases lapse (6 s after its last renewal) and the survivor next looks.
+    const lease = keyLayout(mesh.prefix).agentTaker('parent');
+    await waitUntil(
+      async () => {
+        const taker = await mesh.client.get(lease);
+        return taker !== null && taker !== holder;
+      },
+      3500,
+      () => `the survivor to hold the parent's queue (held by ${holder})`,
+    );
+    t.comment(`the survivor held the parent's queue ${Date.now() - killedAt} ms after the kill`);
     const done = await mesh.waitForStatus(
       started.json.id,
       'succeeded',

@@ -33,6 +33,7 @@ async function setup(t: Test) {
     void logged.push({ level, obj: obj as Record<string, unknown>, msg });
   const log = { debug() {}, info: record('info'), warn: record('warn'), error: record('error') } as Logger;
   const reclaimed: number[] = [];
+  const gone: string[] = [];
   const state = (job: Job) => queue.getJobState(job.id!);
   const closers: (() => Promise<unknown>)[] = [];
   t.teardown(async () => {
@@ -50,7 +51,10 @@ async function setup(t: Test) {
       stalled: { maxStalledCount: 2, stalledInterval: 30_000 },
       settleMs: 0,
       log,
-      onReclaimed: (jobs) => reclaimed.push(jobs),
+      onReclaimed: (jobs, id) => {
+        reclaimed.push(jobs);
+        gone.push(id);
+      },
       // The runner's default. Looks happen only when a test ticks, so what a test sees within the
       // grace (one look since the runner went) does not depend on how long the grace is.
       graceMs: 500,
@@ -130,6 +134,7 @@ async function setup(t: Test) {
     queue,
     logged,
     reclaimed,
+    gone,
     watch,
     holding,
     untilWaiting,
@@ -164,6 +169,7 @@ t.test(
     t.same(await redis.zrange(m.keys.runners(), '0', '-1'), ['alive'], 'the dead runner leaves the mesh set');
     t.same(await redis.zrange(m.keys.agentRunners('work'), '0', '-1'), ['alive'], '... and the agent set');
     t.same(m.reclaimed, [1]);
+    t.same(m.gone, ['dead'], 'naming the runner gone (its queues are handed on: affinity.ts)');
     t.match(m.logged, [{ level: 'warn', obj: { runner: 'dead', jobs: 1 } }]);
     const next = await m.take('next', { add: false });
     t.equal(next.job?.id, dead.job.id, 'the next runner to take a job takes it');

@@ -40,7 +40,7 @@ import { ToolClient } from '../loop/tools/tool-client.js';
 import { agentQueues } from '../queue/agent-queues.js';
 import { stalledCheckSettings, startAgentWorker } from '../queue/agent-worker.js';
 import { endRecentFailedJobs } from '../queue/end-failed-job.js';
-import type { RunnerFastPath } from '../queue/fast-path/index.js';
+import type { FastWorkerSettings, RunnerFastPath } from '../queue/fast-path/index.js';
 import { Slots } from '../queue/slots.js';
 import { startWatchdog } from '../queue/watchdog.js';
 import { buildModels } from './build-models.js';
@@ -183,6 +183,9 @@ export async function buildRunner(opts: RunnerOptions): Promise<Runner> {
     ctx.submitWithJobs = (sub) => fastPath.submitWithJobs(deps, sub);
   }
 
+  // One runner per agent blocks on its queue while it keeps up (queue/fast-path/affinity.ts).
+  const affinity = fastPath?.affinity({ store: redis, keys, runnerId: id, log: opts.log });
+
   const cancels = new CancelListener(target, opts.log);
   await cancels.start(keys);
   await ctx.remote?.startWatching(target, keys, opts.log);
@@ -192,9 +195,11 @@ export async function buildRunner(opts: RunnerOptions): Promise<Runner> {
     concurrency: opts.concurrency,
     lockDurationMs: opts.lockDurationMs,
     maxRecoveries: opts.limits.maxRecoveries,
-    slots: new Slots(opts.concurrency),
+    slots: new Slots(opts.concurrency, affinity && ((short) => affinity.setShort(short))),
     inFlight: cancels.inFlight,
-    fastPath: fastPath?.worker,
+    fastPath:
+      fastPath &&
+      ((name: string, c: RunnerContext, s: FastWorkerSettings) => fastPath.worker(name, c, s, affinity)),
     connectionName,
   };
   const workers = new Map(hosted.map((name) => [name, startAgentWorker(name, ctx, settings)]));
@@ -210,9 +215,14 @@ export async function buildRunner(opts: RunnerOptions): Promise<Runner> {
     stalled: stalledCheckSettings(settings),
     settleMs: 3000,
     log: opts.log,
-    onReclaimed: (jobs) => metrics.reclaimedJobs.inc(jobs),
+    onReclaimed: (jobs, gone) => {
+      metrics.reclaimedJobs.inc(jobs);
+      // The queues it held go to a runner standing by now, not when its leases lapse.
+      affinity?.handOnFrom(gone, [...queues.keys()]).catch(() => undefined);
+    },
   });
   goneRunners?.start();
+  affinity?.start();
   const stopWatchdog = startWatchdog(
     redis,
     hosted.map((name) => queues.get(name)!),
@@ -250,6 +260,8 @@ export async function buildRunner(opts: RunnerOptions): Promise<Runner> {
   };
 
   async function closeOnce(): Promise<void> {
+    // First, so that a runner standing by takes the queues this one held while it drains.
+    await affinity?.leave();
     heartbeat.stop();
     stopWatchdog();
     await goneRunners?.stop();

@@ -20,8 +20,8 @@ export interface GoneRunnerWatchOptions {
    */
   settleMs: number;
   log: Logger;
-  /** Called with the number of jobs moved on from each gone runner. */
-  onReclaimed?: (jobs: number) => void;
+  /** Called with the number of jobs moved on from each gone runner, and its id. */
+  onReclaimed?: (jobs: number, runnerId: string) => void;
   /** How often the lease holder reads CLIENT LIST (ms). */
   pollMs?: number;
   /** How long a runner must have had no connection before it counts as gone (ms). */
@@ -191,7 +191,7 @@ export class GoneRunnerWatch {
       if (Array.isArray(moved)) jobs += moved.length;
     }
     this.absentSince.delete(id);
-    this.opts.onReclaimed?.(jobs);
+    this.opts.onReclaimed?.(jobs, id);
     const level = jobs > 0 ? 'warn' : 'info';
     this.opts.log[level](
       { runner: id, jobs },

@@ -6,12 +6,14 @@
  * runs stock BullMQ and none of this is loaded. The gateway never loads it.
  */
 import type { MeshRedis } from '@agentmesh/shared/redis';
+import { type AffinityOptions, RunnerAffinity } from './affinity.js';
 import { GoneRunnerWatch, type GoneRunnerWatchOptions } from './gone-runners.js';
 import { defineGuardedAdd } from './guarded-add.js';
 import { defineGuardedPark } from './guarded-park.js';
 import { submitWithJobs } from './submit-with-jobs.js';
 import { fastWorker } from './worker.js';
 
+export type { RunnerAffinity } from './affinity.js';
 export type { FastWorker, FastWorkerSettings } from './worker.js';
 
 /** A runner's workers as the fast path builds them (worker.ts). */
@@ -25,6 +27,8 @@ export interface RunnerFastPath {
   submitWithJobs: typeof submitWithJobs;
   /** Moves a dead runner's jobs on within about a second (gone-runners.ts). */
   watchGoneRunners(opts: GoneRunnerWatchOptions): GoneRunnerWatch;
+  /** Keeps each agent's jobs on one runner while it keeps up (affinity.ts). */
+  affinity(opts: AffinityOptions): RunnerAffinity;
 }
 
 /**
@@ -38,5 +42,6 @@ export function runnerFastPath(store: MeshRedis): RunnerFastPath {
     worker: fastWorker,
     submitWithJobs,
     watchGoneRunners: (opts) => new GoneRunnerWatch(opts),
+    affinity: (opts) => new RunnerAffinity(opts),
   };
 }
