@@ -70,6 +70,11 @@ export class RunnerAffinity {
   private readonly hosted: string[] = [];
   /** The agents whose lease this runner holds, as it last knew. */
   private readonly held = new Set<string>();
+  /**
+   * When a runner standing by claims again, by agent: a claim that found another holder is not
+   * repeated at every look, only once its lease could have lapsed or when a wake-up says it changed.
+   */
+  private readonly claimAfter = new Map<string, number>();
   private short = false;
   private leaving = false;
   private timer: NodeJS.Timeout | undefined;
@@ -124,7 +129,7 @@ export class RunnerAffinity {
     w.waitForJob = async (blockUntil) => {
       const stopping = () => Boolean(w.closing) || w.paused;
       if (stopping() || (await this.takes(agent)) || stopping()) return wait(blockUntil);
-      await this.standBy(w, agent, blockUntil, closed);
+      if (await this.standBy(w, agent, blockUntil, closed)) this.claimAfter.delete(agent);
       return 0;
     };
   }
@@ -155,6 +160,7 @@ export class RunnerAffinity {
   private async takes(agent: string): Promise<boolean> {
     const { runnerId } = this.opts;
     if (this.held.has(agent) && !this.short && !this.leaving) return true;
+    if (Date.now() < (this.claimAfter.get(agent) ?? 0)) return false;
     const claiming = !this.short && !this.leaving;
     const agents = claiming ? [agent, ...this.hosted.filter((a) => a !== agent)] : [agent];
     try {
@@ -163,13 +169,18 @@ export class RunnerAffinity {
         if (holder === runnerId && claiming) this.held.add(agents[i]!);
         else this.held.delete(agents[i]!);
       }
-      return holders[0] === runnerId || holders[0] === '';
+      const holder = holders[0];
+      if (holder !== runnerId && holder !== '') this.claimAfter.set(agent, Date.now() + this.leaseMs);
+      return holder === runnerId || holder === '';
     } catch {
       return true; // Redis unreachable: BullMQ's own wait reports it and retries
     }
   }
 
-  /** Waits for a wake-up on `agent`'s standby set, STANDBY_MS or until `blockUntil` (a delayed job is due) at most. */
+  /**
+   * Waits for a wake-up on `agent`'s standby set, STANDBY_MS or until `blockUntil` (a delayed job is
+   * due) at most; true when woken.
+   */
   private async standBy(
     w: StandingWorker,
     agent: string,
@@ -177,7 +188,7 @@ export class RunnerAffinity {
     closed: Promise<void>,
   ) {
     const ms = Math.min(this.standbyMs, blockUntil ? blockUntil - Date.now() : Number.POSITIVE_INFINITY);
-    if (ms < 1) return;
+    if (ms < 1) return false;
     const cap = new AbortController();
     try {
       const client = await w.backend.blockingClient;
@@ -186,14 +197,16 @@ export class RunnerAffinity {
       // Raced as BullMQ races its own block: a command that never settles (a reconnect resends it)
       // must not hold the worker; the next wait on that connection queues behind it at worst.
       woken.catch(() => undefined);
-      await Promise.race([woken, closed, sleep(ms + 1000, undefined, { signal: cap.signal })]);
+      const popped = await Promise.race([woken, closed, sleep(ms + 1000, undefined, { signal: cap.signal })]);
+      return Array.isArray(popped);
     } catch (e) {
-      if ((e as Error).name === 'AbortError') return;
+      if ((e as Error).name === 'AbortError') return false;
       // The blocking connection dropped or closed: pause as BullMQ does after a failed wait.
       this.opts.log.debug({ err: (e as Error).message }, 'affinity: standing by failed');
       await Promise.race([closed, sleep(Math.min(ms, 1000), undefined, { signal: cap.signal })]).catch(
         () => {},
       );
+      return false;
     } finally {
       cap.abort();
     }
