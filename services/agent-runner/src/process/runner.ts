@@ -40,7 +40,7 @@ import { ToolClient } from '../loop/tools/tool-client.js';
 import { agentQueues } from '../queue/agent-queues.js';
 import { stalledCheckSettings, startAgentWorker } from '../queue/agent-worker.js';
 import { endRecentFailedJobs } from '../queue/end-failed-job.js';
-import type { FastWorkerSettings, RunnerFastPath } from '../queue/fast-path/index.js';
+import type { RunnerFastPath } from '../queue/fast-path/index.js';
 import { Slots } from '../queue/slots.js';
 import { startWatchdog } from '../queue/watchdog.js';
 import { buildModels } from './build-models.js';
@@ -148,7 +148,11 @@ export async function buildRunner(opts: RunnerOptions): Promise<Runner> {
   // Loaded only when on, and on one server: a cluster's queues live apart from the trees.
   const fastPath: RunnerFastPath | undefined =
     (opts.queueFastPath ?? true) && !isRedisCluster(redis)
-      ? (await import('../queue/fast-path/index.js')).runnerFastPath(redis)
+      ? (await import('../queue/fast-path/index.js')).runnerFastPath(redis, {
+          keys,
+          runnerId: id,
+          log: opts.log,
+        })
       : undefined;
   const tools = new Map<string, ToolInfo>(catalogue.tools.map((t) => [t.name, t]));
   const ctx: RunnerContext = {
@@ -184,7 +188,7 @@ export async function buildRunner(opts: RunnerOptions): Promise<Runner> {
   }
 
   // One runner per agent blocks on its queue while it keeps up (queue/fast-path/affinity.ts).
-  const affinity = fastPath?.affinity({ store: redis, keys, runnerId: id, log: opts.log });
+  const affinity = fastPath?.affinity;
 
   const cancels = new CancelListener(target, opts.log);
   await cancels.start(keys);
@@ -197,9 +201,7 @@ export async function buildRunner(opts: RunnerOptions): Promise<Runner> {
     maxRecoveries: opts.limits.maxRecoveries,
     slots: new Slots(opts.concurrency, affinity && ((short) => affinity.setShort(short))),
     inFlight: cancels.inFlight,
-    fastPath:
-      fastPath &&
-      ((name: string, c: RunnerContext, s: FastWorkerSettings) => fastPath.worker(name, c, s, affinity)),
+    fastPath: fastPath?.worker,
     connectionName,
   };
   const workers = new Map(hosted.map((name) => [name, startAgentWorker(name, ctx, settings)]));

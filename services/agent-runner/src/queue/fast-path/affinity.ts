@@ -46,8 +46,6 @@ export interface AffinityOptions {
   keys: KeyLayout;
   runnerId: string;
   log: Logger;
-  leaseMs?: number;
-  standbyMs?: number;
 }
 
 /**
@@ -78,20 +76,16 @@ export class RunnerAffinity {
   private short = false;
   private leaving = false;
   private timer: NodeJS.Timeout | undefined;
-  private readonly leaseMs: number;
-  private readonly standbyMs: number;
   private readonly conn: LeaseConnection;
 
   constructor(private readonly opts: AffinityOptions) {
-    this.leaseMs = opts.leaseMs ?? LEASE_MS;
-    this.standbyMs = opts.standbyMs ?? STANDBY_MS;
     opts.store.defineCommand('meshTakerLease', { lua: runnerLua.text('taker-lease') });
     this.conn = opts.store as unknown as LeaseConnection;
   }
 
   /** Renews the leases held every third of their length. */
   start(): void {
-    this.timer ??= setInterval(() => void this.renew(), Math.floor(this.leaseMs / 3));
+    this.timer ??= setInterval(() => void this.renew(), Math.floor(LEASE_MS / 3));
     this.timer.unref();
   }
 
@@ -104,11 +98,7 @@ export class RunnerAffinity {
     this.hosted.push(agent);
     const w = worker as unknown as StandingWorker;
     const wait = w.waitForJob.bind(w);
-    let closing = () => {};
-    const closed = new Promise<void>((resolve) => {
-      closing = resolve;
-    });
-    worker.once('closing', () => closing());
+    const closed = new Promise<void>((resolve) => worker.once('closing', () => resolve()));
     const take = w.moveToActive.bind(w);
     let helpAt = 0;
     // A new job (its first take) that waited BEHIND_MS or more for this holder: a runner standing by
@@ -170,7 +160,7 @@ export class RunnerAffinity {
         else this.held.delete(agents[i]!);
       }
       const holder = holders[0];
-      if (holder !== runnerId && holder !== '') this.claimAfter.set(agent, Date.now() + this.leaseMs);
+      if (holder !== runnerId && holder !== '') this.claimAfter.set(agent, Date.now() + LEASE_MS);
       return holder === runnerId || holder === '';
     } catch {
       return true; // Redis unreachable: BullMQ's own wait reports it and retries
@@ -187,7 +177,7 @@ export class RunnerAffinity {
     blockUntil: number | undefined,
     closed: Promise<void>,
   ) {
-    const ms = Math.min(this.standbyMs, blockUntil ? blockUntil - Date.now() : Number.POSITIVE_INFINITY);
+    const ms = Math.min(STANDBY_MS, blockUntil ? blockUntil - Date.now() : Number.POSITIVE_INFINITY);
     if (ms < 1) return false;
     const cap = new AbortController();
     try {
@@ -236,6 +226,6 @@ export class RunnerAffinity {
   private step(step: LeaseStep, agents: readonly string[], runner = this.opts.runnerId): Promise<string[]> {
     const { keys } = this.opts;
     const pairs = agents.flatMap((agent) => [keys.agentTaker(agent), keys.agentStandby(agent)]);
-    return this.conn.meshTakerLease(pairs.length, ...pairs, runner, this.leaseMs, step);
+    return this.conn.meshTakerLease(pairs.length, ...pairs, runner, LEASE_MS, step);
   }
 }

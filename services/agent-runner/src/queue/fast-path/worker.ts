@@ -30,14 +30,13 @@ export interface FastWorker {
 /**
  * The worker of one hosted agent's queue with every part of the fast path: the changed fetch
  * steps and their hint (fetch-scripts.ts), activation in the take (take-activation.ts), early
- * starts (early-start.ts) and, given the runner's affinity, blocking on the queue only while the
- * runner holds it (affinity.ts).
+ * starts (early-start.ts) and blocking on the queue only while the runner holds it (affinity.ts).
  */
 export function fastWorker(
   name: string,
   ctx: RunnerContext,
   s: FastWorkerSettings,
-  affinity?: RunnerAffinity,
+  affinity: RunnerAffinity,
 ): FastWorker {
   const { connection, slots } = s;
   const ready = () => slots.free > 0;
@@ -52,7 +51,7 @@ export function fastWorker(
   });
   // It runs once its fetches are changed (below).
   const worker = new Worker(queueName(name), s.processor, { ...s.options, autorun: false });
-  affinity?.attach(worker, name); // inside the hints' wait: standing by is a block too
+  affinity.attach(worker, name); // inside the hints' wait: standing by is a block too
   takeFetchHints(worker);
   new EarlyStarts().attach(worker, (jobId) => takes.has(jobId));
   worker.run().catch((e: Error) => worker.emit('error', e));
