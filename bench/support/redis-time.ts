@@ -26,11 +26,14 @@ export interface RedisTime {
 const processed = async (redis: Redis) =>
   Number(/total_commands_processed:(\d+)/.exec(await redis.info('stats'))?.[1]);
 
-/** Until Redis has run no command but this reading's own for 50 ms (2 s at most). */
+/**
+ * Until Redis has run no command but this reading's own for 150 ms (3 s at most): long enough for
+ * a runner on a loaded machine to have completed the job of a run already answered.
+ */
 async function quiet(redis: Redis): Promise<void> {
-  const until = Date.now() + 2000;
+  const until = Date.now() + 3000;
   for (let last = await processed(redis); Date.now() < until; ) {
-    await new Promise((r) => setTimeout(r, 50));
+    await new Promise((r) => setTimeout(r, 150));
     const now = await processed(redis);
     if (now - last <= 1) return;
     last = now;
@@ -63,6 +66,8 @@ export async function redisTime(
   // Room for every command of every run at threshold 0 (a parent's run: about 250, a script's own included).
   const maxLen = Math.max(1024, runs * 512);
   await redis.config('SET', 'slowlog-max-len', String(maxLen));
+  // The run before (a warm-up's) may still be completing its job after its answer: left out.
+  await quiet(redis);
   await redis.config('RESETSTAT');
   await redis.slowlog('RESET');
   await redis.config('SET', 'slowlog-log-slower-than', String(slowUs));
