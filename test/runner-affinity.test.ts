@@ -18,10 +18,19 @@ const agentsYaml = `
   slow: {instructions: "@agent slow"}
 `;
 
-const script = (r: { agent: string; messages: unknown[] }) =>
-  r.agent === 'parent' && turnOf(r as never) === 0
+/** When set, the next model call holds the one event loop of the in-process mesh this long. */
+let stallOnceMs = 0;
+
+const script = (r: { agent: string; messages: unknown[] }) => {
+  if (stallOnceMs > 0) {
+    const until = Date.now() + stallOnceMs;
+    stallOnceMs = 0;
+    while (Date.now() < until); // every runner, the gateway and Redis's replies wait behind it
+  }
+  return r.agent === 'parent' && turnOf(r as never) === 0
     ? { calls: [{ name: '_subagent_child', args: { prompt: 'part' } }] }
     : { final: `${r.agent} answer`, latencyMs: r.agent === 'slow' ? 3000 : 0 };
+};
 
 /** The runner of each call of invocation `id` and of its children's. */
 async function runnersOf(mesh: TestMesh, id: string): Promise<string[]> {
@@ -37,15 +46,21 @@ async function runnersOf(mesh: TestMesh, id: string): Promise<string[]> {
 
 t.test("one runner takes every queue's jobs while it has slots to spare; the other stands by", async (t) => {
   const mesh = await startMesh(t, { runners: 2, agentsYaml, script });
-  const seen = new Set<string>();
+  const calls = new Map<string, number>();
   for (let i = 0; i < 12; i++) {
     const res = await mesh.invoke(i % 2 ? 'solo' : 'parent', { prompt: 'go' });
     t.equal(res.json.status, 'succeeded');
-    for (const runner of await runnersOf(mesh, res.json.id)) seen.add(runner);
+    for (const runner of await runnersOf(mesh, res.json.id)) calls.set(runner, (calls.get(runner) ?? 0) + 1);
   }
-  t.equal(seen.size, 1, `every run, parents and children alike, on one runner (${[...seen].join(', ')})`);
+  // Without affinity the runs alternate, half the calls on each runner. A call that waited 50 ms
+  // for the holder (a loaded machine) may be helped by the other: all but a few stay on one.
+  const [holder, most] = [...calls].sort((a, b) => b[1] - a[1])[0]!;
+  const total = [...calls.values()].reduce((a, b) => a + b, 0);
+  t.ok(
+    most >= total - 2,
+    `the runs' calls, parents' and children's alike, on one runner (${JSON.stringify(Object.fromEntries(calls))})`,
+  );
   const keys = keyLayout(mesh.prefix);
-  const [holder] = seen;
   for (const agent of ['solo', 'parent', 'child'])
     t.equal(await mesh.client.get(keys.agentTaker(agent)), holder, `it holds ${agent}'s lease`);
   t.ok((await mesh.client.pttl(keys.agentTaker('solo'))) > 0, 'a lease that lapses unless renewed');
@@ -81,7 +96,9 @@ t.test('a holder that falls behind wakes the runner standing by to take some of 
   const warm = await mesh.invoke('solo', { prompt: 'warm up' });
   const [holder] = await runnersOf(mesh, warm.json.id);
   // Sixty runs at once on one event loop (the runners are in-process): the holder takes them one
-  // after another, and the later ones wait well past 50 ms for it.
+  // after another, and the first model call holds that loop 80 ms, so the jobs added by then wait
+  // past 50 ms for the holder however quick the machine.
+  stallOnceMs = 80;
   const runs = await Promise.all(Array.from({ length: 60 }, () => mesh.invoke('solo', { prompt: 'go' })));
   t.ok(
     runs.every((r) => r.json.status === 'succeeded'),
