@@ -405,6 +405,49 @@ if (!hasChromium()) {
     t.equal(await node(id).locator('[data-action="cancel"]').count(), 0, 'no Cancel on an ended node');
   });
 
+  t.test('a view read before the run was cancelled, answered after, does not bring it back', async (t) => {
+    const id = await start('slow', { prompt: 'wait' });
+    await mesh.waitForStatus(id, 'running');
+    // The page's first read of the node's view goes through; each later one is read from the
+    // gateway when the page asks and held until the test lets it go, as a slow answer would be.
+    const isView = (url: URL) => url.pathname === `/invocations/${id}`;
+    const held: (() => Promise<void>)[] = [];
+    let reads = 0;
+    await page.route(isView, async (route) => {
+      if (route.request().method() !== 'GET' || ++reads === 1) return route.continue();
+      const response = await route.fetch();
+      held.push(() => route.fulfill({ response }));
+    });
+    t.teardown(async () => {
+      await page.unroute(isView);
+      for (const release of held.splice(0)) await release().catch(() => undefined);
+    });
+    await open(id);
+    await statusOf(id, 'running');
+    // The events the page replays from the run's start make it read the view again: held.
+    await waitUntil(
+      async () => held.length > 0,
+      30_000,
+      () => 'a second read of the view',
+    );
+    const deleted = page.waitForResponse(
+      (r) => isView(new URL(r.url())) && r.request().method() === 'DELETE',
+    );
+    await node(id).locator('[data-action="cancel"]').click();
+    await deleted;
+    await statusOf(id, 'cancelled');
+    // The held read, which saw the run still running, arrives now.
+    for (const release of held.splice(0)) await release();
+    // Its answer taken in and the page drawn again (a frame, then 100 ms).
+    await page.evaluate('new Promise((r) => requestAnimationFrame(() => setTimeout(r, 100)))');
+    t.equal(
+      await node(id).getAttribute('data-status'),
+      'cancelled',
+      'the node stays cancelled after the older answer',
+    );
+    t.equal(await node(id).locator('[data-action="cancel"]').count(), 0, 'and offers no Cancel');
+  });
+
   t.test('the agents view describes each agent, and its form starts a run and opens it', async (t) => {
     await page.goto(`${base}/ui#/agents`);
     const agent = page.locator('[data-role="agent"][data-agent="former"]');

@@ -200,11 +200,16 @@ export class TreeStore {
   apply(view: InvocationView): void {
     const node = this.nodes.get(view.id);
     if (!node) return;
+    // An invocation's end is final. A read answered late (in flight when the run ended or was
+    // cancelled, answered after the view or the event that ended it) does not take that back.
+    const prev = node.value;
+    const ended = (status: string | undefined) => status !== undefined && isTerminal(status);
+    if (ended(prev.view?.status) && !ended(view.status)) return;
+    const status = ended(prev.status) && !ended(view.status) ? prev.status : view.status;
     batch(() => {
-      const prev = node.value;
       if (view.id === this.rootId && this.origin.value === undefined)
         this.origin.value = Date.parse(view.createdAt);
-      node.value = { ...prev, agent: view.agent, view, status: view.status, missing: false };
+      node.value = { ...prev, agent: view.agent, view, status, missing: false };
       for (const call of view.calls) {
         if (call.kind !== 'subagent' || !call.childId || this.nodes.has(call.childId)) continue;
         this.add({
