@@ -73,7 +73,8 @@ function script(r: SeenRequest) {
     case 'buyer':
       return first
         ? { calls: [{ name: 'charge', args: { amount: Number(userText(r)) } }] }
-        : { final: toolMessagesOf(r)[0]?.content ?? '' };
+        : // A buyer of 9 thinks long after the decision (the held-read test below).
+          { final: toolMessagesOf(r)[0]?.content ?? '', latencyMs: userText(r) === '9' ? 120_000 : 0 };
     case 'fan':
     case 'branch': {
       const [child, n] = r.agent === 'fan' ? ['branch', 20] : ['leaf', 24];
@@ -446,6 +447,43 @@ if (!hasChromium()) {
       'the node stays cancelled after the older answer',
     );
     t.equal(await node(id).locator('[data-action="cancel"]').count(), 0, 'and offers no Cancel');
+  });
+
+  t.test('a view read before an approval was decided, answered after, does not bring it back', async (t) => {
+    const id = await start('buyer', { prompt: '9' });
+    const isView = (url: URL) => url.pathname === `/invocations/${id}`;
+    const held: (() => Promise<void>)[] = [];
+    let reads = 0;
+    await page.route(isView, async (route) => {
+      if (route.request().method() !== 'GET' || ++reads === 1) return route.continue();
+      const response = await route.fetch();
+      held.push(() => route.fulfill({ response }));
+    });
+    t.teardown(async () => {
+      await page.unroute(isView);
+      for (const release of held.splice(0)) await release().catch(() => undefined);
+      await mesh.request('DELETE', `/invocations/${id}`);
+    });
+    await open(id);
+    const approve = node(id).locator('[data-action="approve"]');
+    await approve.waitFor({ timeout: 30_000 });
+    await waitUntil(
+      async () => held.length > 0,
+      30_000,
+      () => 'a second read of the view',
+    );
+    const decided = page.waitForResponse((r) =>
+      new URL(r.url()).pathname.startsWith(`/invocations/${id}/approvals/`),
+    );
+    await node(id).locator('[data-action="reject"]').click();
+    await decided;
+    await approve.waitFor({ state: 'detached', timeout: 30_000 });
+    // The held read, which saw the approval pending, arrives now (the run thinks on for 120 s; the
+    // read its events ask for next is held, so only that one answer can change the page).
+    for (const release of held.splice(0)) await release();
+    // Its answer taken in and the page drawn again (a frame, then 100 ms).
+    await page.evaluate('new Promise((r) => requestAnimationFrame(() => setTimeout(r, 100)))');
+    t.equal(await approve.count(), 0, 'the decided approval stays off the page');
   });
 
   t.test('the agents view describes each agent, and its form starts a run and opens it', async (t) => {

@@ -57,6 +57,9 @@ export class TreeStore {
   private ticker: ReturnType<typeof setInterval> | undefined;
   private polls = 0;
   private closed = false;
+  /** Numbers every request for a view as it is sent; per node, the number of the one it shows. */
+  private asked = 0;
+  private readonly shown = new Map<string, number>();
 
   constructor(readonly rootId: string) {
     this.add({ id: this.rootId, agent: '', depth: 0, texts: {} });
@@ -104,18 +107,14 @@ export class TreeStore {
 
   /** Cancels a node and its subtree (DELETE /invocations/{id}). */
   async cancel(id: string): Promise<void> {
-    const view = await api<InvocationView>(`/invocations/${id}`, { method: 'DELETE' });
-    this.apply(view);
+    this.apply(...(await this.viewOf(`/invocations/${id}`, { method: 'DELETE' })));
   }
 
   /** Decides a pending approval of node `id` (docs/guides/approvals-and-budgets.md); an empty reason is none. */
   async decide(id: string, callId: string, approved: boolean, reason = ''): Promise<void> {
     const body = approved || reason === '' ? { approved } : { approved, reason };
-    const view = await api<InvocationView>(`/invocations/${id}/approvals/${encodeURIComponent(callId)}`, {
-      method: 'POST',
-      body,
-    });
-    this.apply(view);
+    const path = `/invocations/${id}/approvals/${encodeURIComponent(callId)}`;
+    this.apply(...(await this.viewOf(path, { method: 'POST', body })));
   }
 
   /** Shows what call `callId` of node `nodeId` did in the detail panel. */
@@ -186,7 +185,7 @@ export class TreeStore {
 
   private async read(id: string): Promise<void> {
     try {
-      this.apply(await api<InvocationView>(`/invocations/${id}`));
+      this.apply(...(await this.viewOf(`/invocations/${id}`)));
     } catch (e) {
       const node = this.nodes.get(id);
       if (e instanceof ApiError && e.status === 404 && node) {
@@ -196,16 +195,31 @@ export class TreeStore {
     }
   }
 
-  /** Takes a view in: the node's status and calls, and the children its delegations name. */
-  apply(view: InvocationView): void {
+  /** A request answered with a node's view, and the number it was sent under. */
+  private async viewOf(
+    path: string,
+    init?: { method: string; body?: unknown },
+  ): Promise<[InvocationView, number]> {
+    const asked = ++this.asked;
+    return [await api<InvocationView>(path, init), asked];
+  }
+
+  /**
+   * Takes in the view that request number `asked` answered: the node's status and calls, and the
+   * children its delegations name. A view asked for before the one the node shows is older (a read
+   * in flight while Cancel or a decision was answered): left out, or the page would show the
+   * decided approval, or the run, again until the next read.
+   */
+  private apply(view: InvocationView, asked: number): void {
     const node = this.nodes.get(view.id);
-    if (!node) return;
+    if (!node || asked < (this.shown.get(view.id) ?? 0)) return;
     // An invocation's end is final. A read answered late (in flight when the run ended or was
     // cancelled, answered after the view or the event that ended it) does not take that back.
     const prev = node.value;
     const ended = (status: string | undefined) => status !== undefined && isTerminal(status);
     if (ended(prev.view?.status) && !ended(view.status)) return;
     const status = ended(prev.status) && !ended(view.status) ? prev.status : view.status;
+    this.shown.set(view.id, asked);
     batch(() => {
       if (view.id === this.rootId && this.origin.value === undefined)
         this.origin.value = Date.parse(view.createdAt);
