@@ -3,7 +3,7 @@
 // that started it; Approve, Reject and Cancel from the page act as the API would; a click on a
 // call shows what it did; the agents form starts a run. No request leaves the origin, and the page
 // logs no error. Screenshots of the live tree land in docs/images with UPDATE_SCREENSHOTS=1.
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { type ConsolePage, hasChromium, openConsole, treeOf } from './support/console-browser.js';
 import { type SeenRequest, toolMessagesOf, turnOf } from './support/fake-model.js';
 import { listen, startMesh, type TestMesh } from './support/mesh.js';
@@ -406,11 +406,12 @@ if (!hasChromium()) {
     t.equal(await node(id).locator('[data-action="cancel"]').count(), 0, 'no Cancel on an ended node');
   });
 
-  t.test('a view read before the run was cancelled, answered after, does not bring it back', async (t) => {
-    const id = await start('slow', { prompt: 'wait' });
-    await mesh.waitForStatus(id, 'running');
-    // The page's first read of the node's view goes through; each later one is read from the
-    // gateway when the page asks and held until the test lets it go, as a slow answer would be.
+  /**
+   * Holds the page's reads of node `id`'s view after its first: each is read from the gateway when
+   * the page asks, as it stood then, and answered only when the test lets it go (`release`), as a
+   * slow answer would be. `asked` resolves once one is held; all go at the test's end.
+   */
+  const holdViewReads = async (t: Test, id: string) => {
     const isView = (url: URL) => url.pathname === `/invocations/${id}`;
     const held: (() => Promise<void>)[] = [];
     let reads = 0;
@@ -423,24 +424,37 @@ if (!hasChromium()) {
       await page.unroute(isView);
       for (const release of held.splice(0)) await release().catch(() => undefined);
     });
+    return {
+      isView,
+      // The events the page replays from the run's start make it read the view again.
+      asked: () =>
+        waitUntil(
+          async () => held.length > 0,
+          30_000,
+          () => 'a second read of the view',
+        ),
+      /** Answers the reads held now, and waits until the page has taken them in and drawn again. */
+      release: async () => {
+        for (const answer of held.splice(0)) await answer();
+        await page.evaluate('new Promise((r) => requestAnimationFrame(() => setTimeout(r, 100)))');
+      },
+    };
+  };
+
+  t.test('a view read before the run was cancelled, answered after, does not bring it back', async (t) => {
+    const id = await start('slow', { prompt: 'wait' });
+    await mesh.waitForStatus(id, 'running');
+    const reads = await holdViewReads(t, id);
     await open(id);
     await statusOf(id, 'running');
-    // The events the page replays from the run's start make it read the view again: held.
-    await waitUntil(
-      async () => held.length > 0,
-      30_000,
-      () => 'a second read of the view',
-    );
+    await reads.asked();
     const deleted = page.waitForResponse(
-      (r) => isView(new URL(r.url())) && r.request().method() === 'DELETE',
+      (r) => reads.isView(new URL(r.url())) && r.request().method() === 'DELETE',
     );
     await node(id).locator('[data-action="cancel"]').click();
     await deleted;
     await statusOf(id, 'cancelled');
-    // The held read, which saw the run still running, arrives now.
-    for (const release of held.splice(0)) await release();
-    // Its answer taken in and the page drawn again (a frame, then 100 ms).
-    await page.evaluate('new Promise((r) => requestAnimationFrame(() => setTimeout(r, 100)))');
+    await reads.release(); // the read that saw the run still running
     t.equal(
       await node(id).getAttribute('data-status'),
       'cancelled',
@@ -451,38 +465,21 @@ if (!hasChromium()) {
 
   t.test('a view read before an approval was decided, answered after, does not bring it back', async (t) => {
     const id = await start('buyer', { prompt: '9' });
-    const isView = (url: URL) => url.pathname === `/invocations/${id}`;
-    const held: (() => Promise<void>)[] = [];
-    let reads = 0;
-    await page.route(isView, async (route) => {
-      if (route.request().method() !== 'GET' || ++reads === 1) return route.continue();
-      const response = await route.fetch();
-      held.push(() => route.fulfill({ response }));
-    });
-    t.teardown(async () => {
-      await page.unroute(isView);
-      for (const release of held.splice(0)) await release().catch(() => undefined);
-      await mesh.request('DELETE', `/invocations/${id}`);
-    });
+    t.teardown(() => mesh.request('DELETE', `/invocations/${id}`));
+    const reads = await holdViewReads(t, id);
     await open(id);
     const approve = node(id).locator('[data-action="approve"]');
     await approve.waitFor({ timeout: 30_000 });
-    await waitUntil(
-      async () => held.length > 0,
-      30_000,
-      () => 'a second read of the view',
-    );
+    await reads.asked();
     const decided = page.waitForResponse((r) =>
       new URL(r.url()).pathname.startsWith(`/invocations/${id}/approvals/`),
     );
     await node(id).locator('[data-action="reject"]').click();
     await decided;
     await approve.waitFor({ state: 'detached', timeout: 30_000 });
-    // The held read, which saw the approval pending, arrives now (the run thinks on for 120 s; the
-    // read its events ask for next is held, so only that one answer can change the page).
-    for (const release of held.splice(0)) await release();
-    // Its answer taken in and the page drawn again (a frame, then 100 ms).
-    await page.evaluate('new Promise((r) => requestAnimationFrame(() => setTimeout(r, 100)))');
+    // The read that saw the approval pending (the run thinks on for 120 s; the read its events ask
+    // for next is held, so only that one answer can change the page).
+    await reads.release();
     t.equal(await approve.count(), 0, 'the decided approval stays off the page');
   });
 
