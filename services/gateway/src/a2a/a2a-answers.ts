@@ -16,6 +16,15 @@ import { MeshRequestHandler } from './mesh-request-handler.js';
 // The A2A routes' answers, on the A2A SDK: a2a-route.ts loads this module with the first A2A
 // request, so a gateway no A2A client calls never loads the SDK (and jose, which it imports).
 
+/**
+ * The SDK's stream headers without its `Connection: keep-alive`: set by hand it would keep the
+ * connection of a client that asked `Connection: close` open after the stream ends (Node decides
+ * from the request when the answer names none).
+ */
+const STREAM_HEADERS = Object.fromEntries(
+  Object.entries(SSE_HEADERS).filter(([name]) => name.toLowerCase() !== 'connection'),
+);
+
 // The methods answered with a stream (A2A v1.0 names, and v0.3's that the SDK also accepts).
 const STREAMING = new Set(['SendStreamingMessage', 'SubscribeToTask', 'message/stream', 'tasks/resubscribe']);
 
@@ -94,7 +103,7 @@ export async function answerRpc(
       res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(rpcError(first.error)));
       return;
     }
-    res.writeHead(200, SSE_HEADERS);
+    res.writeHead(200, STREAM_HEADERS);
     try {
       if (!first.done) res.write(formatSSEEvent(first.value));
       for await (const event of { [Symbol.asyncIterator]: () => answer }) res.write(formatSSEEvent(event));

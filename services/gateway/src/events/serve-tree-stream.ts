@@ -55,7 +55,6 @@ export async function serveTreeStream(
   res.writeHead(200, {
     'content-type': 'text/event-stream; charset=utf-8',
     'cache-control': 'no-cache',
-    connection: 'keep-alive',
     'x-accel-buffering': 'no',
   });
   res.write(opts.first);

@@ -72,7 +72,6 @@ export async function streamCompletion(
   raw.writeHead(200, {
     'content-type': 'text/event-stream; charset=utf-8',
     'cache-control': 'no-cache',
-    connection: 'keep-alive',
     'x-accel-buffering': 'no',
   });
   const send = async (data: unknown) => {
