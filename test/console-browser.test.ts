@@ -466,6 +466,12 @@ if (!hasChromium()) {
   t.test('a view read before an approval was decided, answered after, does not bring it back', async (t) => {
     const id = await start('buyer', { prompt: '9' });
     t.teardown(() => mesh.request('DELETE', `/invocations/${id}`));
+    // Waiting on the approval before the page opens: its first read, the only one let through, shows it.
+    await waitUntil(
+      async () => (await mesh.get(`/invocations/${id}`)).json.pendingApprovals?.length > 0,
+      30_000,
+      () => 'the charge to wait for its approval',
+    );
     const reads = await holdViewReads(t, id);
     await open(id);
     const approve = node(id).locator('[data-action="approve"]');

@@ -3,6 +3,7 @@ import { ApiError, api } from './api';
 import { followEvents } from './event-stream';
 import type { CallDetail, InvocationStatus, InvocationView, MeshEvent } from './types';
 import { isTerminal } from './types';
+import { type NumberedView, ViewReads } from './view-reads';
 
 /** One node of a tree as the page knows it: its latest view and its model calls' text. */
 export interface NodeModel {
@@ -31,12 +32,10 @@ export type DetailState =
 
 export type Connection = 'connecting' | 'live' | 'reconnecting' | 'ended' | 'failed';
 
-const FETCHES = 6;
-
 /**
  * A delegation tree followed live (docs/guides/console.md): the views of its nodes, read from the REST API,
- * kept current by the tree's event stream (each event re-reads its node; the newest read wins,
- * as reads of one node never overlap), texts from its `model_call` and `delta` events.
+ * kept current by the tree's event stream (each event re-reads its node; the answer to the request
+ * sent last wins: view-reads.ts), texts from its `model_call` and `delta` events.
  */
 export class TreeStore {
   readonly nodes = new Map<string, Signal<NodeModel>>();
@@ -48,17 +47,11 @@ export class TreeStore {
   /** The start of the tree's time axis: the root's creation (set once, when its view arrives). */
   readonly origin = signal<number | undefined>(undefined);
   readonly selected = signal<DetailState>({ state: 'none' });
-  private readonly inflight = new Set<string>();
-  private readonly dirty = new Set<string>();
-  private readonly queue: string[] = [];
-  private readonly queued = new Set<string>();
-  private running = 0;
   private stopStream: (() => void) | undefined;
   private ticker: ReturnType<typeof setInterval> | undefined;
   private polls = 0;
-  private closed = false;
-  /** Numbers every request for a view as it is sent; per node, the number of the one it shows. */
-  private asked = 0;
+  private readonly reads = new ViewReads((id, read) => this.read(id, read));
+  /** Per node, the number of the request whose answer it shows (view-reads.ts). */
   private readonly shown = new Map<string, number>();
 
   constructor(readonly rootId: string) {
@@ -67,14 +60,14 @@ export class TreeStore {
 
   /** Starts reading the tree and following its events. */
   start(): void {
-    this.closed = false;
-    this.refresh(this.rootId);
+    this.reads.setStopped(false);
+    this.reads.refresh(this.rootId);
     this.stopStream = followEvents(this.eventsUrl(), {
       event: (e, type) => this.onEvent(e, type),
       connected: (reconnect) => {
         this.connection.value = 'live';
         // Whatever changed while the stream was down is read again.
-        if (reconnect) for (const id of this.nodes.keys()) this.refresh(id);
+        if (reconnect) for (const id of this.nodes.keys()) this.reads.refresh(id);
       },
       over: () => this.isOver(),
       ended: () => {
@@ -91,7 +84,7 @@ export class TreeStore {
 
   /** Stops following (the page left the tree). */
   close(): void {
-    this.closed = true;
+    this.reads.setStopped(true);
     this.stopStream?.();
     clearInterval(this.ticker);
   }
@@ -107,14 +100,14 @@ export class TreeStore {
 
   /** Cancels a node and its subtree (DELETE /invocations/{id}). */
   async cancel(id: string): Promise<void> {
-    this.apply(...(await this.viewOf(`/invocations/${id}`, { method: 'DELETE' })));
+    this.apply(...(await this.reads.request(`/invocations/${id}`, { method: 'DELETE' })));
   }
 
   /** Decides a pending approval of node `id` (docs/guides/approvals-and-budgets.md); an empty reason is none. */
   async decide(id: string, callId: string, approved: boolean, reason = ''): Promise<void> {
     const body = approved || reason === '' ? { approved } : { approved, reason };
     const path = `/invocations/${id}/approvals/${encodeURIComponent(callId)}`;
-    this.apply(...(await this.viewOf(path, { method: 'POST', body })));
+    this.apply(...(await this.reads.request(path, { method: 'POST', body })));
   }
 
   /** Shows what call `callId` of node `nodeId` did in the detail panel. */
@@ -155,37 +148,10 @@ export class TreeStore {
     return root?.status !== undefined && isTerminal(root.status);
   }
 
-  /** Reads node `id`'s view again (after the one in flight, if any). */
-  refresh(id: string): void {
-    if (this.closed) return;
-    if (this.inflight.has(id)) {
-      this.dirty.add(id);
-      return;
-    }
-    if (this.queued.has(id)) return;
-    this.queued.add(id);
-    this.queue.push(id);
-    this.pump();
-  }
-
-  private pump(): void {
-    while (this.running < FETCHES && this.queue.length > 0) {
-      const id = this.queue.shift()!;
-      this.queued.delete(id);
-      this.running++;
-      this.inflight.add(id);
-      void this.read(id).finally(() => {
-        this.running--;
-        this.inflight.delete(id);
-        if (this.dirty.delete(id)) this.refresh(id);
-        this.pump();
-      });
-    }
-  }
-
-  private async read(id: string): Promise<void> {
+  /** Takes in a re-read of node `id`: its view, or that it is gone (404). */
+  private async read(id: string, read: Promise<NumberedView>): Promise<void> {
     try {
-      this.apply(...(await this.viewOf(`/invocations/${id}`)));
+      this.apply(...(await read));
     } catch (e) {
       const node = this.nodes.get(id);
       if (e instanceof ApiError && e.status === 404 && node) {
@@ -193,15 +159,6 @@ export class TreeStore {
         if (id === this.rootId) this.notFound.value = true;
       }
     }
-  }
-
-  /** A request answered with a node's view, and the number it was sent under. */
-  private async viewOf(
-    path: string,
-    init?: { method: string; body?: unknown },
-  ): Promise<[InvocationView, number]> {
-    const asked = ++this.asked;
-    return [await api<InvocationView>(path, init), asked];
   }
 
   /**
@@ -234,7 +191,7 @@ export class TreeStore {
           depth: prev.depth + 1,
           texts: {},
         });
-        this.refresh(call.childId);
+        this.reads.refresh(call.childId);
       }
       const sel = this.selected.value;
       if (sel.state === 'ok' && sel.sel.nodeId === view.id) {
@@ -258,7 +215,7 @@ export class TreeStore {
         depth: parent.value.depth + 1,
         texts: {},
       });
-      this.refresh(e.invocationId);
+      this.reads.refresh(e.invocationId);
     }
     const data = (e.data ?? {}) as Record<string, unknown>;
     const m = node.value;
@@ -294,17 +251,17 @@ export class TreeStore {
             depth: m.depth + 1,
             texts: {},
           });
-          this.refresh(data.childId);
+          this.reads.refresh(data.childId);
         }
         break;
     }
-    this.refresh(e.invocationId);
+    this.reads.refresh(e.invocationId);
   }
 
   /** After the stream ended: nodes not yet terminal are read until they are (a bounded while). */
   private settle(): void {
     for (const [id, node] of this.nodes)
-      if (!node.value.status || !isTerminal(node.value.status)) this.refresh(id);
+      if (!node.value.status || !isTerminal(node.value.status)) this.reads.refresh(id);
   }
 
   private tick(): void {
