@@ -1,4 +1,4 @@
-import { AgentCard, formatSSEErrorEvent, formatSSEEvent, SSE_HEADERS } from '@a2a-js/sdk';
+import { AgentCard, formatSSEErrorEvent, formatSSEEvent } from '@a2a-js/sdk';
 import {
   defaultServerCallContextBuilder,
   JsonRpcTransportHandler,
@@ -6,6 +6,7 @@ import {
 } from '@a2a-js/sdk/server';
 import type { AgentPlan } from '@agentmesh/shared';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { STREAM_HEADERS } from '../events/sse-writer.js';
 import type { A2aRoutesOptions } from './a2a-route.js';
 import { agentCard } from './agent-card.js';
 import { FollowedBusManager } from './followed-bus-manager.js';
@@ -15,15 +16,6 @@ import { MeshRequestHandler } from './mesh-request-handler.js';
 
 // The A2A routes' answers, on the A2A SDK: a2a-route.ts loads this module with the first A2A
 // request, so a gateway no A2A client calls never loads the SDK (and jose, which it imports).
-
-/**
- * The SDK's stream headers without its `Connection: keep-alive`: set by hand it would keep the
- * connection of a client that asked `Connection: close` open after the stream ends (Node decides
- * from the request when the answer names none).
- */
-const STREAM_HEADERS = Object.fromEntries(
-  Object.entries(SSE_HEADERS).filter(([name]) => name.toLowerCase() !== 'connection'),
-);
 
 // The methods answered with a stream (A2A v1.0 names, and v0.3's that the SDK also accepts).
 const STREAMING = new Set(['SendStreamingMessage', 'SubscribeToTask', 'message/stream', 'tasks/resubscribe']);
@@ -103,7 +95,7 @@ export async function answerRpc(
       res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(rpcError(first.error)));
       return;
     }
-    res.writeHead(200, STREAM_HEADERS);
+    res.writeHead(200, STREAM_HEADERS); // the SDK's SSE_HEADERS name Connection: keep-alive
     try {
       if (!first.done) res.write(formatSSEEvent(first.value));
       for await (const event of { [Symbol.asyncIterator]: () => answer }) res.write(formatSSEEvent(event));

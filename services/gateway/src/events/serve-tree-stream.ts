@@ -1,5 +1,5 @@
 import type { FastifyReply } from 'fastify';
-import { SLOW_CLIENT_MS, SseWriter, sseFrame } from './sse-writer.js';
+import { SLOW_CLIENT_MS, SseWriter, STREAM_HEADERS, sseFrame } from './sse-writer.js';
 import type { TreeStream } from './tree-stream.js';
 
 /** How a tree stream is served as Server-Sent Events. */
@@ -52,11 +52,7 @@ export async function serveTreeStream(
   open.add(end);
   res.on('close', end);
   reply.hijack();
-  res.writeHead(200, {
-    'content-type': 'text/event-stream; charset=utf-8',
-    'cache-control': 'no-cache',
-    'x-accel-buffering': 'no',
-  });
+  res.writeHead(200, STREAM_HEADERS);
   res.write(opts.first);
   heartbeat = setInterval(() => writer.comment('heartbeat'), opts.heartbeatMs);
   try {

@@ -1,6 +1,17 @@
 import type { ServerResponse } from 'node:http';
 import type { TreeStreamItem } from './tree-stream.js';
 
+/**
+ * The head of every event stream the gateway answers itself (tree events, invoke streams, chat
+ * completions). No `Connection` header: one set by hand would keep the connection of a client that
+ * asked `Connection: close` open after the stream ends; Node decides from the request.
+ */
+export const STREAM_HEADERS = {
+  'content-type': 'text/event-stream; charset=utf-8',
+  'cache-control': 'no-cache',
+  'x-accel-buffering': 'no',
+} as const;
+
 /** How long a structural event waits for a slow client's buffer to drain before it is disconnected. */
 export const SLOW_CLIENT_MS = 30_000;
 

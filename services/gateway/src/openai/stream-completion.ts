@@ -1,6 +1,7 @@
 import { once } from 'node:events';
 import { type AgentPlan, type InvocationView, isTerminal, type MeshEvent } from '@agentmesh/shared';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { STREAM_HEADERS } from '../events/sse-writer.js';
 import type { StreamSlots } from '../events/stream-slots.js';
 import type { WatchKeeper } from '../events/watch-keeper.js';
 import type { InvocationService, StartOptions } from '../invocations/invocation-service.js';
@@ -69,11 +70,7 @@ export async function streamCompletion(
     stop.abort();
   });
   reply.hijack();
-  raw.writeHead(200, {
-    'content-type': 'text/event-stream; charset=utf-8',
-    'cache-control': 'no-cache',
-    'x-accel-buffering': 'no',
-  });
+  raw.writeHead(200, STREAM_HEADERS);
   const send = async (data: unknown) => {
     if (closed.signal.aborted) return;
     raw.write(`data: ${typeof data === 'string' ? data : JSON.stringify(data)}\n\n`);
