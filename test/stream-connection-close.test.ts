@@ -2,7 +2,8 @@
 // (RFC 9112 §9.6), as it does after any other answer. The streams used to name
 // `Connection: keep-alive` in their headers, which made Node keep such a connection open until
 // its keep-alive timeout (72 s): found by the hostile-input property test, a streamed chat
-// completion over raw TCP with no answer's end in sight.
+// completion over raw TCP with no answer's end in sight. MCP's streams come from the MCP SDK, which
+// names the header too: the gateway drops it on their way out.
 import net from 'node:net';
 import t from 'tap';
 import { listen, startMesh } from './support/mesh.js';
@@ -70,6 +71,20 @@ t.test('every streamed answer closes a connection its client asked to close', as
         ['a2a-version: 1.0'],
       ),
       /TASK_STATE_COMPLETED/,
+    ],
+    [
+      'an MCP tools/call',
+      post(
+        '/mcp',
+        {
+          jsonrpc: '2.0',
+          id: 1,
+          method: 'tools/call',
+          params: { name: 'echo', arguments: { prompt: 'hi' } },
+        },
+        ['accept: application/json, text/event-stream'],
+      ),
+      /"content":\[\{"type":"text","text":"ok"\}\]/,
     ],
   ];
   for (const [name, bytes, end] of streams) {

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import type { ServerResponse } from 'node:http';
 import { type KeyLayout, MeshError } from '@agentmesh/shared';
 import type { MeshRedis } from '@agentmesh/shared/redis';
 import type { FastifyPluginAsync } from 'fastify';
@@ -63,6 +64,24 @@ const loadSdk = () =>
     import('./mcp-server.js'),
   ]));
 
+/**
+ * Leaves the connection's fate to Node on an answer the SDK writes: its streams name
+ * `Connection: keep-alive`, and a Connection header set by hand keeps open a connection whose
+ * client asked to close it (STREAM_HEADERS in events/sse-writer.ts says more). The SDK's Node
+ * transport hands its headers to `writeHead` as one object.
+ */
+function dropConnectionHeader(res: ServerResponse): void {
+  const writeHead = res.writeHead.bind(res) as (...args: unknown[]) => ServerResponse;
+  res.writeHead = ((...args: unknown[]) => {
+    const headers = args.at(-1);
+    if (typeof headers === 'object' && headers !== null && !Array.isArray(headers)) {
+      const kept = Object.entries(headers).filter(([name]) => name.toLowerCase() !== 'connection');
+      args[args.length - 1] = Object.fromEntries(kept);
+    }
+    return writeHead(...args);
+  }) as ServerResponse['writeHead'];
+}
+
 const isInitialize = (body: unknown): boolean =>
   typeof body === 'object' && body !== null && (body as { method?: unknown }).method === 'initialize';
 
@@ -121,6 +140,7 @@ export const mcpRoutes: FastifyPluginAsync<McpRoutesOptions> = async (app, opts)
         progressFits: (bytes) => !res.writableNeedDrain && !pastBound(res, bytes, bufferBytes),
       });
       reply.hijack();
+      dropConnectionHeader(res);
       if (session !== undefined && sent === undefined) reply.raw.setHeader('mcp-session-id', session);
       // Finished or dropped, the answer's end closes both; a call still waiting then stops waiting
       // (a disconnection is no cancellation: the invocation goes on, as after a REST invoke).
