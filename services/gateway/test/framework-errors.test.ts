@@ -116,6 +116,13 @@ t.test('a request whose headers never complete is answered 408 request_timeout a
   t.ok(res.closed, 'the connection is closed');
 });
 
+t.test('a connection that sends nothing is answered 408 request_timeout and closed', async (t) => {
+  // Node's own headers timeout, from the connection's start (a closing server stops it: close-connections.ts).
+  const res = await raw([], 10_000);
+  contract(t, res, 408, 'request_timeout');
+  t.ok(res.closed, 'the connection is closed');
+});
+
 t.test('a request whose body never completes is answered 408 request_timeout and closed', async (t) => {
   const res = await raw(
     [

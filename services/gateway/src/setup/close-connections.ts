@@ -1,4 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
 import type { FastifyInstance } from 'fastify';
 
 /**
@@ -39,7 +40,16 @@ export function closeConnectionsOnEnd(app: FastifyInstance, graceMs = CLOSE_GRAC
       server.closeIdleConnections();
     });
   };
+  // Connections with no request yet. Node's close stops its checks of late headers and waits for
+  // them until their clients let go, however long: one that has sent nothing goes at once (no answer
+  // of its can be lost), one part-way through its headers with the answers at the grace period.
+  const fresh = new Set<Socket>();
+  server.on('connection', (socket: Socket) => {
+    fresh.add(socket);
+    socket.once('close', () => fresh.delete(socket));
+  });
   server.on('request', (_req: IncomingMessage, res: ServerResponse) => {
+    fresh.delete(res.socket as Socket);
     open.add(res);
     // After 'finish': the server has detached the answer from its socket, which idles now.
     res.once('close', () => {
@@ -50,7 +60,9 @@ export function closeConnectionsOnEnd(app: FastifyInstance, graceMs = CLOSE_GRAC
   app.addHook('preClose', async () => {
     if (closing) return;
     closing = true;
+    for (const socket of fresh) if (socket.bytesRead === 0) socket.destroy();
     setTimeout(() => {
+      for (const socket of fresh) socket.destroy();
       for (const res of open) res.destroy();
     }, graceMs).unref();
   });
