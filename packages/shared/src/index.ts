@@ -26,6 +26,7 @@ export { type FrameworkError, frameworkErrorCode } from './errors/framework-erro
 export { type ErrorBody, type ErrorDetail, isMeshError, MeshError } from './errors/mesh-error.js';
 export { forkEvents } from './fork/fork-events.js';
 export { type ForkPoint, type ForkRecordOptions, type ForkRecords, planFork } from './fork/plan-fork.js';
+export { WaitingConnections } from './http/waiting-connections.js';
 export * from './ids.js';
 export { importModule } from './import-module.js';
 export * from './json/index.js';

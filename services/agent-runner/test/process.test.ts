@@ -3,6 +3,7 @@
 import { keyLayout, type Logger } from '@agentmesh/shared';
 import { monitorRedis } from '@agentmesh/test-support/redis-monitor';
 import { startRedis } from '@agentmesh/test-support/redis-server';
+import { stalledConnection, within } from '@agentmesh/test-support/stalled-connection';
 import { waitUntil } from '@agentmesh/test-support/wait-until';
 import type { Worker } from 'bullmq';
 import { Redis } from 'ioredis';
@@ -10,6 +11,7 @@ import t from 'tap';
 import { RequeueError } from '../src/loop/job-errors.js';
 import { drainWorkers } from '../src/process/drain-workers.js';
 import { startHeartbeat } from '../src/process/heartbeat.js';
+import { closeMetricsServer, serveMetrics } from '../src/process/metrics-server.js';
 
 // A runner's heartbeat (heartbeat.ts) puts it in each hosted agent's runner set and in the mesh's
 // set, with an expiry three beats out. Withdrawn, it leaves the agents' sets, and the mesh's only
@@ -96,4 +98,19 @@ t.test('drainWorkers', async (t) => {
     t.equal(await drainWorkers([worker(new Promise(() => {}))], new Map([['a', job]]), 10, 10), false);
     t.type(job.signal.reason, RequeueError);
   });
+});
+
+t.test('closing the metrics server drops connections with no request, or half of one', async (t) => {
+  const server = await serveMetrics(
+    { metrics: async () => '', contentType: 'text/plain' },
+    async () => [],
+    0,
+  );
+  const port = (server.address() as { port: number }).port;
+  const silent = await stalledConnection(port);
+  const half = await stalledConnection(port, 'GET /metr');
+  // Node stops timing headers once its server closes, and would wait for both clients.
+  const took = await within(closeMetricsServer(server), 5000);
+  t.ok(took < 5000, `closed in ${took} ms`);
+  await within(Promise.all([silent.closed, half.closed]), 1000);
 });

@@ -1,13 +1,16 @@
 // A closing server closes the connections of the answers it had open as they end, not when their
 // clients let go of their keep-alive, and destroys an answer still open past the grace period
 // (setup/close-connections.ts). Clients here keep idle connections a minute.
-import net from 'node:net';
+
+import { stalledConnection, within } from '@agentmesh/test-support/stalled-connection';
 import Fastify, { type FastifyInstance } from 'fastify';
 import t, { type Test } from 'tap';
 import { Agent, fetch } from 'undici';
 import { closeConnectionsOnEnd } from '../src/setup/close-connections.js';
 
 const KEEP_ALIVE_MS = 60_000;
+
+const portOf = (app: FastifyInstance) => (app.server.address() as { port: number }).port;
 
 /** A server with a streaming route that ends on `preClose` (`/ends`) and one that never ends (`/hangs`). */
 async function streamingServer(t: Test, graceMs?: number) {
@@ -45,19 +48,6 @@ async function streamingServer(t: Test, graceMs?: number) {
   return { app, read };
 }
 
-/** Resolves with how long `p` took, or rejects past `ms`. */
-async function within(p: Promise<unknown>, ms: number): Promise<number> {
-  const began = Date.now();
-  let timer: NodeJS.Timeout | undefined;
-  await Promise.race([
-    p,
-    new Promise((_, reject) => {
-      timer = setTimeout(() => reject(new Error(`still not done after ${ms} ms`)), ms);
-    }),
-  ]).finally(() => clearTimeout(timer));
-  return Date.now() - began;
-}
-
 t.test('the connection of an answer ended while closing closes as it ends', async (t) => {
   const { app, read } = await streamingServer(t);
   const ended = (await Promise.all([read('/ends'), read('/ends')])).map((r) => r.rest);
@@ -74,22 +64,11 @@ t.test('an answer still open past the grace period is dropped', async (t) => {
   t.match(await hung, /^error: /, 'the client sees its answer cut');
 });
 
-/** A raw connection to `app` that sends `bytes` and then nothing; resolves once connected, with its closing. */
-async function stalled(app: FastifyInstance, bytes: string) {
-  const socket = net.connect((app.server.address() as { port: number }).port, '127.0.0.1');
-  socket.on('error', () => undefined);
-  const closed = new Promise<void>((resolve) => socket.once('close', () => resolve()));
-  await new Promise<void>((resolve) => socket.once('connect', () => resolve()));
-  socket.write(bytes);
-  await new Promise((resolve) => setTimeout(resolve, 50)); // the server has read them
-  return { closed };
-}
-
 // Node's close stops its checks of late headers (the 408 of framework-errors.ts) and waits for a
 // connection with no request until its client lets go, however long.
 t.test('a connection that has sent nothing does not hold the close', async (t) => {
   const { app, read } = await streamingServer(t);
-  const { closed: dropped } = await stalled(app, '');
+  const { closed: dropped } = await stalledConnection(portOf(app));
   const ended = (await read('/ends')).rest;
   const took = await within(app.close(), 10_000);
   t.ok(took < 10_000, `closed in ${took} ms`);
@@ -100,7 +79,7 @@ t.test('a connection that has sent nothing does not hold the close', async (t) =
 
 t.test('a connection part-way through its headers is dropped at the grace period', async (t) => {
   const { app } = await streamingServer(t, 300);
-  const { closed: dropped } = await stalled(app, 'GET /ends HT');
+  const { closed: dropped } = await stalledConnection(portOf(app), 'GET /ends HT');
   const took = await within(app.close(), 10_000);
   t.ok(took >= 250, `closed after the grace period (${took} ms)`);
   await within(dropped, 1000);

@@ -1,5 +1,5 @@
 import { timingSafeEqual } from 'node:crypto';
-import { frameworkErrorCode, type Logger, MeshError, statusOf } from '@agentmesh/shared';
+import { frameworkErrorCode, type Logger, MeshError, statusOf, WaitingConnections } from '@agentmesh/shared';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { pino } from 'pino';
 import { CancelWatch } from './cancel/cancel-watch.js';
@@ -41,6 +41,10 @@ export function buildToolHost(opts: ToolHostOptions): FastifyInstance {
     ajv: { customOptions: { coerceTypes: false, useDefaults: false, removeAdditional: false } },
   });
   trace.install(app); // first, so every other hook runs inside the caller's trace
+  // A connection with no request would hold the close until its client let go (WaitingConnections);
+  // the calls under way finish first, each within its own timeout.
+  const connections = new WaitingConnections(app.server);
+  app.addHook('preClose', async () => connections.dropSilent());
   const expected = opts.internalToken ? Buffer.from(`Bearer ${opts.internalToken}`) : undefined;
   app.addHook('onRequest', async (req) => {
     // Health and metrics stay open, as on the gateway: probes and scrapers carry no token.

@@ -14,6 +14,7 @@ import {
   type ToolRunContext,
 } from '@agentmesh/shared';
 import { startRedis } from '@agentmesh/test-support/redis-server';
+import { stalledConnection, within } from '@agentmesh/test-support/stalled-connection';
 import { waitUntil } from '@agentmesh/test-support/wait-until';
 import { Redis } from 'ioredis';
 import { pino } from 'pino';
@@ -625,4 +626,14 @@ t.test('callerTrace', async (t) => {
       );
     },
   );
+});
+
+t.test('a connection that has sent nothing does not hold the close', async (t) => {
+  const app = buildToolHost({ tools: loadToolDefinitions([]) });
+  await app.listen({ port: 0, host: '127.0.0.1' });
+  const { closed } = await stalledConnection((app.server.address() as AddressInfo).port);
+  // Node stops timing headers once its server closes, and would wait for the client.
+  const took = await within(app.close(), 5000);
+  t.ok(took < 5000, `closed in ${took} ms`);
+  await within(closed, 1000);
 });

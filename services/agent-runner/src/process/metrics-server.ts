@@ -66,3 +66,14 @@ export async function serveMetrics(
 function sendJson(res: http.ServerResponse, status: number, body: unknown): void {
   res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
 }
+
+/**
+ * Closes the server with its connections: the runner closes it last, once drained, so a scrape
+ * under way may be cut; a connection with no request, or half of one, would otherwise hold the
+ * runner's exit until its client let go (Node stops timing headers once its server closes).
+ */
+export function closeMetricsServer(server: http.Server): Promise<void> {
+  const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+  server.closeAllConnections();
+  return closed;
+}

@@ -46,7 +46,7 @@ import { startWatchdog } from '../queue/watchdog.js';
 import { buildModels } from './build-models.js';
 import { drainWorkers } from './drain-workers.js';
 import { startHeartbeat } from './heartbeat.js';
-import { serveMetrics } from './metrics-server.js';
+import { closeMetricsServer, serveMetrics } from './metrics-server.js';
 import { runnerReadiness } from './runner-readiness.js';
 
 /** What a runner process is built from: config, connections and settings (see docs/guides/getting-started.md). */
@@ -278,7 +278,7 @@ export async function buildRunner(opts: RunnerOptions): Promise<Runner> {
     await heartbeat.withdraw(drained);
     await Promise.all([...queues.values()].map((q) => q.close()));
     queueRedis.disconnect();
-    await new Promise<void>((r) => (server ? server.close(() => r()) : r()));
+    if (server) await closeMetricsServer(server);
     await dispatcher.close();
     cancels.close();
     ctx.remote?.close();

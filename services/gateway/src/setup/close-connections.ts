@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { Socket } from 'node:net';
+import { WaitingConnections } from '@agentmesh/shared';
 import type { FastifyInstance } from 'fastify';
 
 /**
@@ -18,7 +18,8 @@ export const CLOSE_GRACE_MS = 10_000;
  * the close waits on the client's keep-alive (undici lets go after 4 s, others keep it up to the
  * server's keep-alive timeout, 72 s). So while closing, every answer that ends drops its
  * connection's idleness at once (`closeIdleConnections`, which spares a connection with a request
- * in progress), and one still open `graceMs` after the closing began is destroyed.
+ * in progress), and every connection still open `graceMs` after the closing began is destroyed
+ * (a hung answer, or a request's headers part-way); one that has sent nothing goes at once.
  *
  * This rather than each route waiting in `preClose` for its answers to flush: it takes in every
  * answer the closing catches open, whoever ends it and however (a route's own `preClose`, a waiter
@@ -28,7 +29,7 @@ export const CLOSE_GRACE_MS = 10_000;
  */
 export function closeConnectionsOnEnd(app: FastifyInstance, graceMs = CLOSE_GRACE_MS): void {
   const server = app.server;
-  const open = new Set<ServerResponse>();
+  const connections = new WaitingConnections(server);
   let closing = false;
   let sweeping = false;
   // One sweep for all the answers that ended in the same turn (a shutdown ends them together).
@@ -40,30 +41,17 @@ export function closeConnectionsOnEnd(app: FastifyInstance, graceMs = CLOSE_GRAC
       server.closeIdleConnections();
     });
   };
-  // Connections with no request yet. Node's close stops its checks of late headers and waits for
-  // them until their clients let go, however long: one that has sent nothing goes at once (no answer
-  // of its can be lost), one part-way through its headers with the answers at the grace period.
-  const fresh = new Set<Socket>();
-  server.on('connection', (socket: Socket) => {
-    fresh.add(socket);
-    socket.once('close', () => fresh.delete(socket));
-  });
   server.on('request', (_req: IncomingMessage, res: ServerResponse) => {
-    fresh.delete(res.socket as Socket);
-    open.add(res);
     // After 'finish': the server has detached the answer from its socket, which idles now.
     res.once('close', () => {
-      open.delete(res);
       if (closing) closeIdle();
     });
   });
   app.addHook('preClose', async () => {
     if (closing) return;
     closing = true;
-    for (const socket of fresh) if (socket.bytesRead === 0) socket.destroy();
-    setTimeout(() => {
-      for (const socket of fresh) socket.destroy();
-      for (const res of open) res.destroy();
-    }, graceMs).unref();
+    // A connection with no request is no answer to finish (WaitingConnections says why it would wait).
+    connections.dropSilent();
+    setTimeout(() => connections.dropAll(), graceMs).unref();
   });
 }
