@@ -26,6 +26,13 @@ export { type FrameworkError, frameworkErrorCode } from './errors/framework-erro
 export { type ErrorBody, type ErrorDetail, isMeshError, MeshError } from './errors/mesh-error.js';
 export { forkEvents } from './fork/fork-events.js';
 export { type ForkPoint, type ForkRecordOptions, type ForkRecords, planFork } from './fork/plan-fork.js';
+export {
+  type ArrivalTimeouts,
+  arrivalCheckMs,
+  clientErrorHandler,
+  MAX_URL_BYTES,
+  setArrivalTimeouts,
+} from './http/client-errors.js';
 export { WaitingConnections } from './http/waiting-connections.js';
 export * from './ids.js';
 export { importModule } from './import-module.js';

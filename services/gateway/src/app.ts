@@ -1,4 +1,6 @@
 import {
+  arrivalCheckMs,
+  clientErrorHandler,
   DEFAULT_MAX_FORK_BYTES,
   DEFAULT_MAX_FORK_RECORDS,
   DEFAULT_SESSION_TTL_SECONDS,
@@ -23,7 +25,7 @@ import { closeConnectionsOnEnd } from './setup/close-connections.js';
 import { registerConsole } from './setup/console.js';
 import { registerDocs } from './setup/docs.js';
 import { installErrorHandler } from './setup/error-handler.js';
-import { clientErrorHandler, frameworkErrors, installFrameworkErrors } from './setup/framework-errors.js';
+import { frameworkErrors, installFrameworkErrors } from './setup/framework-errors.js';
 import { installJsonBody } from './setup/json-body.js';
 import { installMetrics } from './setup/metrics.js';
 import { registerRoutes } from './setup/routes.js';
@@ -114,8 +116,7 @@ export async function buildGateway(opts: GatewayOptions): Promise<Gateway> {
     logController: spans.logController, // fastify's request lines inside the request's span
     bodyLimit: opts.bodyLimit ?? 1024 * 1024,
     requestTimeout: requestTimeoutMs,
-    // Node looks for late headers and bodies this often (its default, 30 s, would let them linger).
-    http: { connectionsCheckingInterval: Math.max(100, Math.min(1000, headersTimeoutMs / 2)) },
+    http: { connectionsCheckingInterval: arrivalCheckMs({ headersTimeoutMs, requestTimeoutMs }) },
     clientErrorHandler,
     frameworkErrors,
   });

@@ -1,5 +1,15 @@
 import { timingSafeEqual } from 'node:crypto';
-import { frameworkErrorCode, type Logger, MeshError, statusOf, WaitingConnections } from '@agentmesh/shared';
+import {
+  type ArrivalTimeouts,
+  arrivalCheckMs,
+  clientErrorHandler,
+  frameworkErrorCode,
+  type Logger,
+  MeshError,
+  setArrivalTimeouts,
+  statusOf,
+  WaitingConnections,
+} from '@agentmesh/shared';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { pino } from 'pino';
 import { CancelWatch } from './cancel/cancel-watch.js';
@@ -29,18 +39,26 @@ export interface ToolHostOptions {
   logger?: FastifyBaseLogger;
   /** Bytes of a result answered and kept (MESH_MAX_RESULT_BYTES); past it, cut as the invocation cuts it. */
   maxResultBytes?: number | undefined;
+  /** How long a request's headers, and the whole of it, may take to arrive (10 s, 30 s, as the gateway's). */
+  arrival?: ArrivalTimeouts;
 }
 
 /** The tool-host's HTTP app: list, validate and call tools. `listen` is main's job. */
 export function buildToolHost(opts: ToolHostOptions): FastifyInstance {
   const trace = callerTrace();
+  // fastify's default is no request timeout: a body that stalled would hold its connection for ever.
+  const arrival = opts.arrival ?? { headersTimeoutMs: 10_000, requestTimeoutMs: 30_000 };
   const app = Fastify({
     loggerInstance: opts.logger ?? pino({ enabled: false }),
     logController: trace.logController, // fastify's request lines inside the caller's trace
+    requestTimeout: arrival.requestTimeoutMs,
+    http: { connectionsCheckingInterval: arrivalCheckMs(arrival) },
+    clientErrorHandler, // a late request answers 408 request_timeout in the error contract's shape
     bodyLimit: 8 * 1024 * 1024,
     ajv: { customOptions: { coerceTypes: false, useDefaults: false, removeAdditional: false } },
   });
   trace.install(app); // first, so every other hook runs inside the caller's trace
+  setArrivalTimeouts(app.server, arrival);
   // A connection with no request would hold the close until its client let go (WaitingConnections);
   // the calls under way finish first, each within its own timeout.
   const connections = new WaitingConnections(app.server);

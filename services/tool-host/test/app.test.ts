@@ -3,7 +3,7 @@
 // (src/routes/readiness.ts), the cancel watch aborting a running call (src/cancel/, on a real Redis)
 // and the traced lines of a call (src/tracing.ts). Idempotency keys are idempotency.test.ts.
 import { randomBytes } from 'node:crypto';
-import type { AddressInfo } from 'node:net';
+import net, { type AddressInfo } from 'node:net';
 import { Writable } from 'node:stream';
 import {
   keyLayout,
@@ -636,4 +636,25 @@ t.test('a connection that has sent nothing does not hold the close', async (t) =
   const took = await within(app.close(), 5000);
   t.ok(took < 5000, `closed in ${took} ms`);
   await within(closed, 1000);
+});
+
+t.test('a request whose body stops short is answered 408 request_timeout and closed', async (t) => {
+  // fastify's default is no request timeout: the connection was held as long as its client wanted.
+  const app = buildToolHost({
+    tools: loadToolDefinitions([]),
+    arrival: { headersTimeoutMs: 300, requestTimeoutMs: 600 },
+  });
+  await app.listen({ port: 0, host: '127.0.0.1' });
+  t.teardown(() => app.close());
+  const head =
+    'POST /tools/ping/invoke HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{';
+  const socket = net.connect((app.server.address() as AddressInfo).port, '127.0.0.1');
+  socket.on('error', () => undefined);
+  let answer = '';
+  socket.on('data', (d) => (answer += d.toString('latin1')));
+  const closed = new Promise<void>((resolve) => socket.once('close', () => resolve()));
+  socket.write(head);
+  await within(closed, 5000);
+  t.match(answer, /^HTTP\/1\.1 408 /, 'answered 408');
+  t.match(answer, /"code":"request_timeout"/, 'in the error contract');
 });
