@@ -30,6 +30,7 @@ export {
   type ArrivalTimeouts,
   arrivalCheckMs,
   clientErrorHandler,
+  DEFAULT_ARRIVAL,
   MAX_URL_BYTES,
   setArrivalTimeouts,
 } from './http/client-errors.js';

@@ -1,6 +1,7 @@
 import {
   arrivalCheckMs,
   clientErrorHandler,
+  DEFAULT_ARRIVAL,
   DEFAULT_MAX_FORK_BYTES,
   DEFAULT_MAX_FORK_RECORDS,
   DEFAULT_SESSION_TTL_SECONDS,
@@ -108,8 +109,8 @@ export async function buildGateway(opts: GatewayOptions): Promise<Gateway> {
     log: () => app.log,
   });
 
-  const requestTimeoutMs = opts.requestTimeoutMs ?? 30_000;
-  const headersTimeoutMs = opts.headersTimeoutMs ?? 10_000;
+  const requestTimeoutMs = opts.requestTimeoutMs ?? DEFAULT_ARRIVAL.requestTimeoutMs;
+  const headersTimeoutMs = opts.headersTimeoutMs ?? DEFAULT_ARRIVAL.headersTimeoutMs;
   const spans = httpSpans();
   const app = Fastify({
     loggerInstance: logger,

@@ -3,6 +3,7 @@ import {
   type ArrivalTimeouts,
   arrivalCheckMs,
   clientErrorHandler,
+  DEFAULT_ARRIVAL,
   frameworkErrorCode,
   type Logger,
   MeshError,
@@ -47,7 +48,7 @@ export interface ToolHostOptions {
 export function buildToolHost(opts: ToolHostOptions): FastifyInstance {
   const trace = callerTrace();
   // fastify's default is no request timeout: a body that stalled would hold its connection for ever.
-  const arrival = opts.arrival ?? { headersTimeoutMs: 10_000, requestTimeoutMs: 30_000 };
+  const arrival = opts.arrival ?? DEFAULT_ARRIVAL;
   const app = Fastify({
     loggerInstance: opts.logger ?? pino({ enabled: false }),
     logController: trace.logController, // fastify's request lines inside the caller's trace

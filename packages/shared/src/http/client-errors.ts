@@ -11,6 +11,9 @@ export interface ArrivalTimeouts {
   requestTimeoutMs: number;
 }
 
+/** The services' arrival timeouts unless told otherwise: headers 10 s, the whole request 30 s. */
+export const DEFAULT_ARRIVAL: ArrivalTimeouts = { headersTimeoutMs: 10_000, requestTimeoutMs: 30_000 };
+
 /** How often Node looks for late headers and bodies (its default, 30 s, would let them linger). */
 export const arrivalCheckMs = (t: ArrivalTimeouts): number =>
   Math.max(100, Math.min(1000, t.headersTimeoutMs / 2));
