@@ -145,6 +145,17 @@ t.test('a traced mesh and its bare floor: every process notes its hops between t
     count('runner', 'redis< bzpopmin') >= 2,
     'the child and the parent resumed, each taken from the queue',
   );
+
+  // A bare fan (the siblings' floor): its 8 children side by side, then the parent with their answers.
+  await model.startTrace();
+  t.equal(await bare.invoke('fan'), 'done', "the bare fan answers with its model's final answer");
+  const asked = (await model.stopTrace()).map((a) => a.agent);
+  t.strictSame(
+    [asked.filter((a) => a === 'fan').length, asked.filter((a) => a === 'child').length],
+    [2, 8],
+    'the model is asked by the fan, its 8 children, and the fan again',
+  );
+  t.equal(asked.at(-1), 'fan', 'the fan asks last, once every child has answered');
 });
 
 t.test('the floor with two bare runners, and the idle mesh: each process is read apart', async (t) => {

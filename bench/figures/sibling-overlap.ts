@@ -1,8 +1,9 @@
+import { type BarePipeline, startBarePipeline } from '../support/bare-pipeline.js';
 import type { BenchContext } from '../support/bench-context.js';
 import { type Figure, figure } from '../support/figure.js';
+import { inTurns, type Sample, wallTime } from '../support/in-turns.js';
 import { monotonicMs } from '../support/model-arrivals.js';
-import { round, spread } from '../support/spread.js';
-import { timeRuns } from '../support/time-runs.js';
+import { round, type Spread, spread } from '../support/spread.js';
 
 const LATENCY_MS = 50;
 /** Parent turn, the 8 children side by side, parent's last turn. */
@@ -19,18 +20,67 @@ const IDEAL_MS = 3 * LATENCY_MS;
 const PHASES = ['start', 'first_child', 'last_child', 'fan_in', 'end'] as const;
 type Phases = Record<(typeof PHASES)[number], number>;
 
-/** Wall time of a parent delegating to 8 children at once, at model latency 50 ms, for each client. */
+/** The floors' runner counts: one, and as many as the mesh ships. */
+const FLOOR_RUNNERS = [1, 2] as const;
+/** Fans each bare pipeline runs before it is timed: its processes start cold. */
+const FLOOR_WARMUP = 30;
+
+/**
+ * Wall time of a parent delegating to 8 children at once, at model latency 50 ms, for each client;
+ * and its floor, the same hops with none of the mesh's work (bare-pipeline.ts: the 8 children added
+ * in one write, in stock BullMQ steps), with one bare runner and with two, through each client. The
+ * SDK, the mesh and the floors take turns in blocks of runs (in-turns.ts).
+ */
 export async function siblingOverlapFigure(ctx: BenchContext): Promise<Figure[]> {
   const runs = Math.max(5, Math.floor(ctx.opts.runs / 10));
   await ctx.model.setLatency(LATENCY_MS);
-  const wall = new Map(ctx.clients.map((c) => [c.name, [] as number[]]));
-  const sdkWall: number[] = [];
-  for (let rep = 0; rep < ctx.opts.reps; rep++) {
-    for (const client of ctx.clients)
-      wall.get(client.name)!.push(...(await timeRuns(() => client.invoke('fan'), runs)));
-    sdkWall.push(...(await timeRuns(() => ctx.sdk('fan'), runs)));
+  const clients = ctx.clients.map((c) => c.name);
+  const bare: BarePipeline[] = [];
+  try {
+    for (const runners of FLOOR_RUNNERS) {
+      const pipeline = await startBarePipeline(ctx.mesh.redisUrl, ctx.model.url, {
+        runners,
+        prefix: `bench-bare-fan-${runners}`,
+      });
+      bare.push(pipeline);
+      for (let i = 0; i < Math.min(ctx.opts.warmup, FLOOR_WARMUP); i++) await pipeline.invoke('fan');
+    }
+    const series = new Map<string, Sample>([
+      ...ctx.clients.map((c): [string, Sample] => [c.name, wallTime(() => c.invoke('fan'))]),
+      ['sdk', wallTime(() => ctx.sdk('fan'))],
+      ...FLOOR_RUNNERS.flatMap((n, i) =>
+        clients.map((via): [string, Sample] => [
+          `bare${n}/${via}`,
+          wallTime(() => bare[i]!.invoke('fan', via)),
+        ]),
+      ),
+    ]);
+    const wall = new Map([...series.keys()].map((k) => [k, [] as number[]]));
+    for (let rep = 0; rep < ctx.opts.reps; rep++)
+      for (const [k, samples] of await inTurns(series, runs)) wall.get(k)!.push(...samples);
+    const sdk = spread(wall.get('sdk')!);
+    const floors = FLOOR_RUNNERS.flatMap((runners) =>
+      clients.map((client) =>
+        figure('floor_bare_overlap_8_siblings_wall', 'ms', spread(wall.get(`bare${runners}/${client}`)!), {
+          sdk,
+          target: "reported: the fan's hops alone, in stock BullMQ steps (docs/reference/benchmarks.md)",
+          extra: { latencyMs: LATENCY_MS, client, runners, samples: wall.get('sdk')!.length },
+        }),
+      ),
+    );
+    return [...floors, ...(await meshFigures(ctx, wall, sdk, runs))];
+  } finally {
+    await Promise.all(bare.map((b) => b.stop()));
   }
-  const sdk = spread(sdkWall);
+}
+
+/** The mesh's wall time against the SDK's and the ideal, and where its time goes, for each client. */
+async function meshFigures(
+  ctx: BenchContext,
+  wall: Map<string, number[]>,
+  sdk: Spread,
+  runs: number,
+): Promise<Figure[]> {
   // The phases in runs of their own, after the timed ones: noting arrivals costs an IPC round trip.
   const phases = new Map(ctx.clients.map((c) => [c.name, [] as Phases[]]));
   const sdkPhases: Phases[] = [];
@@ -47,7 +97,13 @@ export async function siblingOverlapFigure(ctx: BenchContext): Promise<Figure[]>
         sdk,
         target: '≤ 1.0 × SDK and ≤ 1.2 × ideal',
         ok: mesh.p50 <= sdk.p50 && ratioToIdeal <= 1.2,
-        extra: { latencyMs: LATENCY_MS, client, ideal: IDEAL_MS, ratioToIdeal, samples: sdkWall.length },
+        extra: {
+          latencyMs: LATENCY_MS,
+          client,
+          ideal: IDEAL_MS,
+          ratioToIdeal,
+          samples: wall.get('sdk')!.length,
+        },
       }),
       ...PHASES.map((p) =>
         figure(`overlap_8_siblings_${p}`, 'ms', spread(phases.get(client)!.map((x) => x[p])), {

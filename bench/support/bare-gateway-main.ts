@@ -1,6 +1,6 @@
 // The gateway's part of a run with nothing but its hops, for the floor the mesh's round trips stand on
 // (bare-pipeline.ts): `POST /invoke` writes the run to Redis, adds its BullMQ job, named for the agent
-// of the body's `agent` (`single` unless it is `parent`), without awaiting the write, as the gateway
+// of the body's `agent` (`single` unless it is `parent` or `fan`), without awaiting the write, as the gateway
 // adds after its create, waits for the worker's PUBLISH and answers with what it carried. No
 // validation, no records, no events.
 import { randomUUID } from 'node:crypto';
@@ -29,7 +29,8 @@ app.post('/invoke', async (req) => {
   // Sent without waiting before the add, as the gateway sends its create; a failed write fails the request.
   const written = redis.hset(`${prefix}:run:${id}`, 'status', 'queued', 'input', JSON.stringify(req.body));
   written.catch(() => undefined);
-  const agent = (req.body as { agent?: unknown } | null)?.agent === 'parent' ? 'parent' : 'single';
+  const asked = (req.body as { agent?: unknown } | null)?.agent;
+  const agent = asked === 'parent' || asked === 'fan' ? asked : 'single';
   await queue.add(agent, { id }, { jobId: id, removeOnComplete: true });
   await written;
   return { id, status: 'succeeded', output: await done };

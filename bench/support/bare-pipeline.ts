@@ -4,8 +4,8 @@ import { forkMain } from './fork-main.js';
 import { type ClientName, postJson } from './mesh-client.js';
 import { stopOnExit } from './stop-on-exit.js';
 
-/** What a bare run does: answer at once, or delegate once first. */
-export type BareAgent = 'single' | 'parent';
+/** What a bare run does: answer at once, or delegate once or to 8 children side by side first. */
+export type BareAgent = 'single' | 'parent' | 'fan';
 
 /** A run's hops with no mesh in them: a bare gateway and a bare runner, each its own process. */
 export interface BarePipeline {
@@ -52,6 +52,7 @@ export async function startBarePipeline(
   const bodies = {
     single: JSON.stringify({ prompt: 'go' }),
     parent: JSON.stringify({ prompt: 'go', agent: 'parent' }),
+    fan: JSON.stringify({ prompt: 'go', agent: 'fan' }),
   };
   const stop = async (child: ChildProcess) => {
     const gone = new Promise((r) => child.once('exit', r));

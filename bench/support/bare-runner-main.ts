@@ -5,7 +5,8 @@
 // model, adds a `child` job whose parent it is and parks until the child completes, holding no slot;
 // the child asks the model and completes with the answer; BullMQ's completion of the child moves the
 // parent back to waiting, and the parent's second step reads the answer, asks the model again with it
-// and answers as `single` does. No activation, records, events or streaming.
+// and answers as `single` does. A `fan` run does the same with the 8 calls its model asks for: its
+// children go out in one write and run side by side. No activation, records, events or streaming.
 import { Queue, WaitingChildrenError, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import { request } from 'undici';
@@ -50,29 +51,35 @@ const worker = new Worker(
   async (job, token) => {
     const id = job.data.id as string;
     if (job.name === 'child') return (await ask('child')).content;
-    if (job.name !== 'parent') {
+    if (job.name !== 'parent' && job.name !== 'fan') {
       await answer(id, (await ask('single')).content ?? '');
       return 'ok';
     }
-    if (job.data.call === undefined) {
-      const call = (await ask('parent')).tool_calls![0]!;
-      // The step's state, the child and the park go out together, in this order, on one connection.
+    if (job.data.calls === undefined) {
+      const calls = (await ask(job.name)).tool_calls!;
+      const parent = { id: job.id!, queue: job.queueQualifiedName };
+      // The step's state, the children and the park go out together, in this order, on one connection.
       const [, , parked] = await Promise.all([
-        job.updateData({ ...job.data, call }),
-        queue.add(
-          'child',
-          { id: `${id}-child` },
-          { parent: { id: job.id!, queue: job.queueQualifiedName }, removeOnComplete: true },
+        job.updateData({ ...job.data, calls }),
+        queue.addBulk(
+          calls.map((_, i) => ({
+            name: 'child',
+            data: { id: `${id}-child-${i}` },
+            opts: { jobId: `${id}-child-${i}`, parent, removeOnComplete: true },
+          })),
         ),
         job.moveToWaitingChildren(token!),
       ]);
       if (parked) throw new WaitingChildrenError();
     }
-    const call = job.data.call as NonNullable<Message['tool_calls']>[number];
-    const [childAnswer] = Object.values(await job.getChildrenValues()) as string[];
-    const final = await ask('parent', [
-      { role: 'assistant', content: null, tool_calls: [call] },
-      { role: 'tool', tool_call_id: call.id, content: childAnswer ?? '' },
+    const calls = job.data.calls as NonNullable<Message['tool_calls']>;
+    // Keyed by each child's job key, which ends in its id: `<run>-child-<i>`.
+    const values = await job.getChildrenValues();
+    const byIndex = (i: number) =>
+      Object.entries(values).find(([key]) => key.endsWith(`:${id}-child-${i}`))?.[1] as string | undefined;
+    const final = await ask(job.name, [
+      { role: 'assistant', content: null, tool_calls: calls },
+      ...calls.map((call, i) => ({ role: 'tool', tool_call_id: call.id, content: byIndex(i) ?? '' })),
     ]);
     await answer(id, final.content ?? '');
     return 'ok';
