@@ -1,4 +1,4 @@
-import { type BarePipeline, startBarePipeline } from '../support/bare-pipeline.js';
+import { type BarePipeline, FLOOR_RUNNERS, withBareFloors } from '../support/bare-pipeline.js';
 import type { BenchContext } from '../support/bench-context.js';
 import { type Figure, figure } from '../support/figure.js';
 import { inTurns, type Sample, wallTime } from '../support/in-turns.js';
@@ -7,8 +7,6 @@ import { type Spread, spread } from '../support/spread.js';
 
 type Side = ClientName | 'sdk';
 const AGENTS = ['single', 'parent'] as const;
-/** The floors' runner counts: one, and as many as the mesh ships. */
-const FLOOR_RUNNERS = [1, 2] as const;
 
 /**
  * Single agent round trip (mesh: through the gateway; SDK: `run()`) and delegation overhead
@@ -26,24 +24,20 @@ export async function roundTripFigures(ctx: BenchContext): Promise<Figure[]> {
     ...ctx.clients.map((c) => [c.name, c.invoke] as const),
     ['sdk', (agent: string) => ctx.sdk(agent as 'single' | 'parent')],
   ]);
-  const bare: BarePipeline[] = [];
-  try {
-    for (const runners of FLOOR_RUNNERS) {
-      const pipeline = await startBarePipeline(ctx.mesh.redisUrl, ctx.model.url, {
-        runners,
-        prefix: `bench-bare-${runners}`,
-      });
-      bare.push(pipeline);
+  return withBareFloors(
+    ctx.mesh.redisUrl,
+    ctx.model.url,
+    'bench-bare',
+    async (pipeline) => {
       for (let i = 0; i < ctx.opts.warmup; i++) await pipeline.invoke(i % 2 === 0 ? 'single' : 'parent');
-    }
-    return await measure(
-      ctx,
-      sides,
-      bare.map((b) => b.invoke),
-    );
-  } finally {
-    await Promise.all(bare.map((b) => b.stop()));
-  }
+    },
+    (bare) =>
+      measure(
+        ctx,
+        sides,
+        bare.map((b) => b.invoke),
+      ),
+  );
 }
 
 async function measure(

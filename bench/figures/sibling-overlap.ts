@@ -1,4 +1,4 @@
-import { type BarePipeline, startBarePipeline } from '../support/bare-pipeline.js';
+import { type BarePipeline, FLOOR_RUNNERS, withBareFloors } from '../support/bare-pipeline.js';
 import type { BenchContext } from '../support/bench-context.js';
 import { type Figure, figure } from '../support/figure.js';
 import { inTurns, type Sample, wallTime } from '../support/in-turns.js';
@@ -20,8 +20,6 @@ const IDEAL_MS = 3 * LATENCY_MS;
 const PHASES = ['start', 'first_child', 'last_child', 'fan_in', 'end'] as const;
 type Phases = Record<(typeof PHASES)[number], number>;
 
-/** The floors' runner counts: one, and as many as the mesh ships. */
-const FLOOR_RUNNERS = [1, 2] as const;
 /** Fans each bare pipeline runs before it is timed: its processes start cold. */
 const FLOOR_WARMUP = 30;
 
@@ -35,16 +33,10 @@ export async function siblingOverlapFigure(ctx: BenchContext): Promise<Figure[]>
   const runs = Math.max(5, Math.floor(ctx.opts.runs / 10));
   await ctx.model.setLatency(LATENCY_MS);
   const clients = ctx.clients.map((c) => c.name);
-  const bare: BarePipeline[] = [];
-  try {
-    for (const runners of FLOOR_RUNNERS) {
-      const pipeline = await startBarePipeline(ctx.mesh.redisUrl, ctx.model.url, {
-        runners,
-        prefix: `bench-bare-fan-${runners}`,
-      });
-      bare.push(pipeline);
-      for (let i = 0; i < Math.min(ctx.opts.warmup, FLOOR_WARMUP); i++) await pipeline.invoke('fan');
-    }
+  const warm = async (pipeline: BarePipeline) => {
+    for (let i = 0; i < Math.min(ctx.opts.warmup, FLOOR_WARMUP); i++) await pipeline.invoke('fan');
+  };
+  return withBareFloors(ctx.mesh.redisUrl, ctx.model.url, 'bench-bare-fan', warm, async (bare) => {
     const series = new Map<string, Sample>([
       ...ctx.clients.map((c): [string, Sample] => [c.name, wallTime(() => c.invoke('fan'))]),
       ['sdk', wallTime(() => ctx.sdk('fan'))],
@@ -69,9 +61,7 @@ export async function siblingOverlapFigure(ctx: BenchContext): Promise<Figure[]>
       ),
     );
     return [...floors, ...(await meshFigures(ctx, wall, sdk, runs))];
-  } finally {
-    await Promise.all(bare.map((b) => b.stop()));
-  }
+  });
 }
 
 /** The mesh's wall time against the SDK's and the ideal, and where its time goes, for each client. */

@@ -76,3 +76,33 @@ export async function startBarePipeline(
     },
   };
 }
+
+/** The floors' runner counts: one, and as many as the mesh ships. */
+export const FLOOR_RUNNERS = [1, 2] as const;
+
+/**
+ * Runs `use` with a bare pipeline of each of FLOOR_RUNNERS' sizes on the mesh's Redis, under keys of
+ * `<prefix>-<runners>`, each warmed by `warm` first; stops them all after, also when `use` throws.
+ */
+export async function withBareFloors<T>(
+  redisUrl: string,
+  modelUrl: string,
+  prefix: string,
+  warm: (pipeline: BarePipeline) => Promise<void>,
+  use: (floors: BarePipeline[]) => Promise<T>,
+): Promise<T> {
+  const floors: BarePipeline[] = [];
+  try {
+    for (const runners of FLOOR_RUNNERS) {
+      const pipeline = await startBarePipeline(redisUrl, modelUrl, {
+        runners,
+        prefix: `${prefix}-${runners}`,
+      });
+      floors.push(pipeline);
+      await warm(pipeline);
+    }
+    return await use(floors);
+  } finally {
+    await Promise.all(floors.map((b) => b.stop()));
+  }
+}

@@ -50,6 +50,7 @@ const worker = new Worker(
   'bare',
   async (job, token) => {
     const id = job.data.id as string;
+    const childId = (i: number) => `${id}-child-${i}`;
     if (job.name === 'child') return (await ask('child')).content;
     if (job.name !== 'parent' && job.name !== 'fan') {
       await answer(id, (await ask('single')).content ?? '');
@@ -64,8 +65,8 @@ const worker = new Worker(
         queue.addBulk(
           calls.map((_, i) => ({
             name: 'child',
-            data: { id: `${id}-child-${i}` },
-            opts: { jobId: `${id}-child-${i}`, parent, removeOnComplete: true },
+            data: { id: childId(i) },
+            opts: { jobId: childId(i), parent, removeOnComplete: true },
           })),
         ),
         job.moveToWaitingChildren(token!),
@@ -73,13 +74,15 @@ const worker = new Worker(
       if (parked) throw new WaitingChildrenError();
     }
     const calls = job.data.calls as NonNullable<Message['tool_calls']>;
-    // Keyed by each child's job key, which ends in its id: `<run>-child-<i>`.
-    const values = await job.getChildrenValues();
-    const byIndex = (i: number) =>
-      Object.entries(values).find(([key]) => key.endsWith(`:${id}-child-${i}`))?.[1] as string | undefined;
+    // Keyed by each child's job key: its queue's (the parent's) and its id.
+    const values = (await job.getChildrenValues()) as Record<string, string | undefined>;
     const final = await ask(job.name, [
       { role: 'assistant', content: null, tool_calls: calls },
-      ...calls.map((call, i) => ({ role: 'tool', tool_call_id: call.id, content: byIndex(i) ?? '' })),
+      ...calls.map((call, i) => ({
+        role: 'tool',
+        tool_call_id: call.id,
+        content: values[`${job.queueQualifiedName}:${childId(i)}`] ?? '',
+      })),
     ]);
     await answer(id, final.content ?? '');
     return 'ok';
