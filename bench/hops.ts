@@ -7,10 +7,11 @@
 //
 //   npm run -s build && npx tsx bench/hops.ts
 //
-// BENCH_HOP_AGENTS (comma list, default single,parent; `bare` and `bare-parent` are the same hops with
-// none of the mesh's work, bench/support/bare-pipeline.ts), BENCH_RUNS sequential runs per agent (2000),
+// BENCH_HOP_AGENTS (comma list, default single,parent; `bare`, `bare-parent` and `bare-fan` are the same
+// hops with none of the mesh's work, bench/support/bare-pipeline.ts), BENCH_RUNS sequential runs per agent (2000),
 // BENCH_WARMUP runs first (3000, 10 at a time, the agents mixed as `npm run bench` warms up),
-// BENCH_HOP_RUNNERS (2), BENCH_HOP_CLIENT (undici or fetch). Prints per agent its wall time untraced and
+// BENCH_HOP_RUNNERS (2), BENCH_HOP_CLIENT (undici or fetch), BENCH_HOP_LATENCY (the model's ms, 0 by
+// default; the warm-up runs at 0). Prints per agent its wall time untraced and
 // traced, the CPU per run of each process (untraced), and the median timeline of the traced runs.
 import fs from 'node:fs';
 import os from 'node:os';
@@ -27,6 +28,7 @@ const agents = (env.BENCH_HOP_AGENTS || 'single,parent').split(',').map((a) => a
 const runs = Number(env.BENCH_RUNS || 2000);
 const warmup = Number(env.BENCH_WARMUP || 3000);
 const client = (env.BENCH_HOP_CLIENT || 'undici') as ClientName;
+const latency = Number(env.BENCH_HOP_LATENCY || 0);
 const note = (text: string) => process.stderr.write(`hops: ${text}\n`);
 
 // Set before anything starts: every process the mesh is made of loads the tracer and knows where to write.
@@ -38,7 +40,7 @@ try {
   const mesh = await startMeshProcesses(model.url, 1, Number(env.BENCH_HOP_RUNNERS || 2));
   const invoke = meshClient(mesh.gatewayUrl, client);
   note(`warming up: ${warmup} runs`);
-  const bareAgents = { bare: 'single', 'bare-parent': 'parent' } as const;
+  const bareAgents = { bare: 'single', 'bare-parent': 'parent', 'bare-fan': 'fan' } as const;
   const isBare = (a: string): a is keyof typeof bareAgents => Object.hasOwn(bareAgents, a);
   const meshAgents = agents.filter((a) => !isBare(a));
   const mixed = ['single', 'parent', 'parent', ...meshAgents];
@@ -47,6 +49,7 @@ try {
       for (let i = c; i < warmup; i += 10) await invoke(mixed[i % mixed.length]!);
     }),
   );
+  await model.setLatency(latency);
   for (const agent of agents) {
     note(`${agent}: ${runs} runs untraced, then ${runs} traced`);
     if (!isBare(agent)) {
@@ -56,7 +59,9 @@ try {
     // The same hops with none of the mesh's work (bare-pipeline.ts), on the same Redis and model.
     const bare = await startBarePipeline(mesh.redisUrl, model.url);
     const run = () => bare.invoke(bareAgents[agent]);
+    await model.setLatency(0); // its warm-up at latency 0 too, as the mesh's
     for (let i = 0; i < warmup; i++) await run();
+    await model.setLatency(latency);
     print(await traceHops(bareProcesses(bare, model.pid, mesh.redisPid), run, agent, runs));
     await bare.stop();
   }
@@ -66,7 +71,7 @@ try {
 
 function print(r: HopReport): void {
   const ms = (x: number) => x.toFixed(3);
-  console.log(`\n## ${r.agent} (client: ${client})\n`);
+  console.log(`\n## ${r.agent} (client: ${client}, model latency ${latency} ms)\n`);
   console.log(
     `wall p50 ${ms(r.wallMs.p50)} ms (p10–p90 ${ms(r.wallMs.p10)}–${ms(r.wallMs.p90)}); ` +
       `traced ${ms(r.tracedWallMs.p50)} ms`,
