@@ -17,9 +17,12 @@
 // / _B: agents (RUNNER_AGENTS) of one more runner it starts, which hosts only those. BENCH_AB_AGENTS
 // (single,parent), BENCH_RUNS per side and agent (2000), BENCH_WARMUP runs of each side first (2000),
 // BENCH_AB_CLIENT (undici or fetch), BENCH_AB_LATENCY (the model's latency in ms for the timed runs;
-// 0, and the warm-up always at 0).
+// 0, and the warm-up always at 0). BENCH_AB_WINDOW (seconds) reads a steady load instead of blocks:
+// BENCH_AB_CLIENTS clients kept busy on each side in turn, BENCH_AB_TURNS turns a side (4), each read
+// over its last BENCH_AB_WINDOW seconds after a ramp of a third of that (3 s at most); BENCH_RUNS is
+// then unused.
 import path from 'node:path';
-import { type AbResult, abTurns, parseSideEnv, startAbSide } from './support/ab-turns.js';
+import { type AbResult, abTurns, abWindows, parseSideEnv, startAbSide } from './support/ab-turns.js';
 import type { ClientName } from './support/mesh-client.js';
 import { startBenchModel } from './support/start-bench-model.js';
 import { stopOnExit } from './support/stop-on-exit.js';
@@ -31,6 +34,10 @@ const warmup = Number(env.BENCH_WARMUP || 2000);
 const client = (env.BENCH_AB_CLIENT || 'undici') as ClientName;
 const clients = countOf('BENCH_AB_CLIENTS', 1);
 const latencyMs = Number(env.BENCH_AB_LATENCY || 0);
+const windowS = Number(env.BENCH_AB_WINDOW || 0);
+if (!Number.isFinite(windowS) || windowS < 0)
+  throw new Error(`BENCH_AB_WINDOW must be a number of seconds ≥ 0, got "${env.BENCH_AB_WINDOW}"`);
+const turns = countOf('BENCH_AB_TURNS', 4);
 if (!Number.isFinite(latencyMs) || latencyMs < 0)
   throw new Error(`BENCH_AB_LATENCY must be a number of ms ≥ 0, got "${env.BENCH_AB_LATENCY}"`);
 const note = (text: string) => process.stderr.write(`ab: ${text}\n`);
@@ -62,6 +69,15 @@ try {
     );
   if (latencyMs > 0) await model.setLatency(latencyMs);
   for (const agent of agents) {
+    if (windowS > 0) {
+      const windowMs = windowS * 1000;
+      note(`${agent}: ${clients} clients, ${turns} windows of ${windowS} s a side, in turns`);
+      print(
+        agent,
+        await abWindows(sides, agent, clients, { turns, windowMs, rampMs: Math.min(3000, windowMs / 3) }),
+      );
+      continue;
+    }
     note(`${agent}: ${runs} runs a side, ${clients} at a time, in turns`);
     print(agent, await abTurns(sides, agent, runs, clients));
   }
@@ -84,7 +100,7 @@ function print(agent: string, [a, b]: AbResult[]): void {
     `CPU per run ${ms(r.cpuPerRunMs)} ms (${Object.entries(r.cpuPerRunByProcessMs)
       .map(([role, x]) => `${role} ${ms(x)}`)
       .join(', ')}), ${r.runsPerSecond.toFixed(1)} runs/s`;
-  const at = latencyMs > 0 ? `, model latency ${latencyMs} ms` : '';
+  const at = `${latencyMs > 0 ? `, model latency ${latencyMs} ms` : ''}${windowS > 0 ? `, steady, ${turns} windows of ${windowS} s a side` : ''}`;
   console.log(`\n## ${agent} (client: ${client}, ${clients} at a time${at})\n${line(a!)}\n${line(b!)}`);
   console.log(
     `A ÷ B: p50 ${ms(a!.wallMs.p50 / b!.wallMs.p50)}, CPU per run ${ms(a!.cpuPerRunMs / b!.cpuPerRunMs)}, ` +

@@ -6,7 +6,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import t from 'tap';
-import { abTurns, parseSideEnv, startAbSide } from '../bench/support/ab-turns.js';
+import { abTurns, abWindows, parseSideEnv, startAbSide } from '../bench/support/ab-turns.js';
 import { startBenchModel } from '../bench/support/start-bench-model.js';
 import { stopOnExit } from '../bench/support/stop-on-exit.js';
 
@@ -50,6 +50,45 @@ t.test('a paused client waits that long after each run before its next (bench/id
     t.ok(Math.min(...inBlock) >= 14, `${r.name}: no run started within the pause of the one before`);
     t.ok(r.runsPerSecond < 1000 / 15, `${r.name}: the pauses count in its rate`);
   }
+});
+
+t.test('a steady load in turns: each side alone, read over its windows only', async (t) => {
+  // Sides of nothing but a clock: when each run ended, and whether the other side had one in flight.
+  const inFlight = [0, 0];
+  const ended: number[][] = [[], []];
+  let together = 0;
+  const sides = [0, 1].map((i) => ({
+    name: `S${i}`,
+    invoke: async () => {
+      inFlight[i]!++;
+      if (inFlight[1 - i]! > 0) together++;
+      await new Promise((r) => setTimeout(r, 2));
+      inFlight[i]!--;
+      ended[i]!.push(performance.now());
+      return 'ok';
+    },
+    processes: (): [string, number][] => [['self', process.pid]],
+  }));
+  const clients = 4;
+  const results = await abWindows(sides, 'single', clients, { turns: 3, windowMs: 150, rampMs: 40 });
+  t.equal(together, 0, 'the sides never run at once');
+  for (const [i, r] of results.entries()) {
+    t.ok(r.runs > 0, `${r.name}: runs read`);
+    // Each turn ends with one run in flight a client, which ends after its window: never read.
+    t.ok(r.runs <= ended[i]!.length - clients * 3, `${r.name}: the runs ending after a window are not read`);
+    // Every run takes 2 ms at least, and the rate is over the windows alone.
+    t.ok(r.runsPerSecond <= (clients * 1000) / 2, `${r.name}: its rate is over its windows`);
+    t.ok(r.cpuPerRunByProcessMs.self! >= 0, `${r.name}: its CPU read over its windows`);
+  }
+  // Three rounds, the first side of each alternating: S0 S1 | S1 S0 | S0 S1, so the runs' ends, in
+  // order, come from S0, then S1, S0 and S1 again.
+  const all = [0, 1].flatMap((i) => ended[i]!.map((at) => ({ at, side: `S${i}` })));
+  const order = all.sort((a, b) => a.at - b.at).map((e) => e.side);
+  t.strictSame(
+    order.filter((side, k) => k === 0 || side !== order[k - 1]),
+    ['S0', 'S1', 'S0', 'S1'],
+    'each side runs alone in its turns, the first of each round alternating',
+  );
 });
 
 t.test(

@@ -119,16 +119,91 @@ export async function abTurns(
       });
     }
   }
-  return sides.map((side, i) => ({
-    name: side.name,
-    wallMs: {
-      p10: percentile(walls[i]!, 0.1),
-      p50: percentile(walls[i]!, 0.5),
-      p90: percentile(walls[i]!, 0.9),
-    },
-    cpuPerRunMs: Object.values(cpu[i]!).reduce((a, b) => a + b, 0) / runs,
-    cpuPerRunByProcessMs: Object.fromEntries(Object.entries(cpu[i]!).map(([role, ms]) => [role, ms / runs])),
+  return sides.map((side, i) => result(side.name, walls[i]!, cpu[i]!, runs, blockMs[i]!));
+}
+
+/** What a side measured: the runs' wall times, its processes' CPU (by role) and the time they took. */
+function result(
+  name: string,
+  walls: number[],
+  cpu: Record<string, number>,
+  runs: number,
+  ms: number,
+): AbResult {
+  return {
+    name,
+    wallMs: { p10: percentile(walls, 0.1), p50: percentile(walls, 0.5), p90: percentile(walls, 0.9) },
+    cpuPerRunMs: Object.values(cpu).reduce((a, b) => a + b, 0) / runs,
+    cpuPerRunByProcessMs: Object.fromEntries(Object.entries(cpu).map(([role, x]) => [role, x / runs])),
     runs,
-    runsPerSecond: (runs * 1000) / blockMs[i]!,
-  }));
+    runsPerSecond: (runs * 1000) / ms,
+  };
+}
+
+/** How abWindows reads a steady load: each side's turns, and the length of each turn's parts. */
+export interface WindowOptions {
+  /** Turns of each side. */
+  turns: number;
+  /** The part of a turn that is read. */
+  windowMs: number;
+  /** The part before it, not read: the clients start, the load settles. */
+  rampMs: number;
+}
+
+/**
+ * A steady load in turns: each side in turn has `clients` clients run `agent` back to back (each
+ * starting its next run as its last one ends) for `rampMs` and then `windowMs`, and is read over
+ * the window alone: the runs that ended in it, their wall times, its processes' CPU between the
+ * window's two ends. After the window its clients start nothing more and the runs in flight end
+ * unread before the other side's turn; the first side of each round alternates. abTurns's blocks
+ * start their clients together and wait for the last run, which at hundreds of clients is a burst
+ * and a tail each block; this reads the load between them.
+ */
+export async function abWindows(
+  sides: readonly AbSide[],
+  agent: string,
+  clients: number,
+  { turns, windowMs, rampMs }: WindowOptions,
+): Promise<AbResult[]> {
+  const walls = sides.map(() => [] as number[]);
+  const cpu = sides.map(() => ({}) as Record<string, number>);
+  const runs = sides.map(() => 0);
+  const spent = sides.map(() => 0);
+  for (let round = 0; round < turns; round++) {
+    const order = sides.map((_, i) => i);
+    if (round % 2 === 1) order.reverse();
+    for (const i of order) {
+      const side = sides[i]!;
+      await new Promise((r) => setTimeout(r, SETTLE_MS));
+      const processes = side.processes();
+      // The window, once it opens: a run counts when it ends between the two CPU readings.
+      let from = Number.POSITIVE_INFINITY;
+      let to = Number.POSITIVE_INFINITY;
+      let stopped = false;
+      const loops = Array.from({ length: clients }, async () => {
+        while (!stopped) {
+          const t0 = performance.now();
+          await side.invoke(agent);
+          const t1 = performance.now();
+          if (t1 >= from && t1 <= to) {
+            runs[i]!++;
+            walls[i]!.push(t1 - t0);
+          }
+        }
+      });
+      await new Promise((r) => setTimeout(r, rampMs));
+      const before = processes.map(([, pid]) => cpuTimeMs(pid));
+      from = performance.now();
+      await new Promise((r) => setTimeout(r, windowMs));
+      const after = processes.map(([, pid]) => cpuTimeMs(pid));
+      to = performance.now();
+      spent[i]! += to - from;
+      stopped = true;
+      await Promise.all(loops);
+      processes.forEach(([role], p) => {
+        cpu[i]![role] = (cpu[i]![role] ?? 0) + after[p]! - before[p]!;
+      });
+    }
+  }
+  return sides.map((side, i) => result(side.name, walls[i]!, cpu[i]!, runs[i]!, spent[i]!));
 }
