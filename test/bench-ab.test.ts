@@ -91,6 +91,27 @@ t.test('a steady load in turns: each side alone, read over its windows only', as
   );
 });
 
+t.test('a failed run ends a steady turn at once, with its error', async (t) => {
+  let calls = 0;
+  const side = (name: string, fails: boolean) => ({
+    name,
+    invoke: async () => {
+      calls++;
+      await new Promise((r) => setTimeout(r, 2));
+      if (fails && calls > 5) throw new Error('the run failed');
+      return 'ok';
+    },
+    processes: (): [string, number][] => [['self', process.pid]],
+  });
+  const started = performance.now();
+  await t.rejects(
+    abWindows([side('S0', true), side('S1', false)], 'single', 2, { turns: 2, windowMs: 60_000, rampMs: 10 }),
+    /the run failed/,
+  );
+  // Not after the minute-long window: the turn ended with the failure.
+  t.ok(performance.now() - started < 30_000, 'the window is not waited out');
+});
+
 t.test(
   'two meshes take turns, each on its own settings and runners, each read process by process',
   async (t) => {

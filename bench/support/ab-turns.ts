@@ -191,15 +191,21 @@ export async function abWindows(
           }
         }
       });
-      await new Promise((r) => setTimeout(r, rampMs));
+      // A failed run ends the turn and the A/B at once, its error thrown here.
+      const done = Promise.all(loops);
+      done.catch(() => {
+        stopped = true;
+      });
+      const wait = (ms: number) => Promise.race([new Promise((r) => setTimeout(r, ms)), done]);
+      await wait(rampMs);
       const before = processes.map(([, pid]) => cpuTimeMs(pid));
       from = performance.now();
-      await new Promise((r) => setTimeout(r, windowMs));
+      await wait(windowMs);
       const after = processes.map(([, pid]) => cpuTimeMs(pid));
       to = performance.now();
       spent[i]! += to - from;
       stopped = true;
-      await Promise.all(loops);
+      await done;
       processes.forEach(([role], p) => {
         cpu[i]![role] = (cpu[i]![role] ?? 0) + after[p]! - before[p]!;
       });
