@@ -2,7 +2,6 @@
 // connections close (gone-runners.ts), not when its lock lapses: with RUNNER_LOCK_MS at 60 s, the
 // invocation finishes on the other runner well inside that. A runner merely paused (SIGSTOP) keeps
 // its connections, and its job: nothing is re-issued.
-import { keyLayout } from '@agentmesh/shared';
 import t from 'tap';
 import { turnOf } from '../support/fake-model.js';
 import { pinQueueFastPath } from '../support/mesh.js';
@@ -34,29 +33,14 @@ t.test(
     const holder = await holderOfFirstCall(mesh, started.json.id);
     const killedAt = Date.now();
     process.kill(runnerPid(holder), 'SIGKILL');
-    // The queues it held (queue/fast-path/affinity.ts) pass to the survivor as soon as the watch
-    // has found it gone and moved its job, not when its leases lapse (4-6 s after the kill: 6 s
-    // after its last renewal) and the survivor next looks. Timed from the move, which a loaded
-    // machine may take seconds to make, and which here comes 1.5-2.6 s after the kill rather than
-    // the bench's one second: the kill falls inside the 3 s after Redis started in which the watch
-    // judges nobody (gone-runners.ts, `settle`).
+    // The watch finds it gone and moves its job (1.5-2.6 s after the kill here rather than the
+    // bench's one second: the kill falls inside the 3 s after Redis started in which the watch
+    // judges nobody, gone-runners.ts `settle`).
     await waitUntil(
       async () => runners.some((r) => r.output().includes('has no Redis connection left')),
       10_000,
       () => `a runner to find ${holder} gone`,
     );
-    const movedAt = Date.now();
-    const lease = keyLayout(mesh.prefix).agentTaker('parent');
-    await waitUntil(
-      async () => {
-        const taker = await mesh.client.get(lease);
-        return taker !== null && taker !== holder;
-      },
-      1000,
-      () => `the survivor to hold the parent's queue (held by ${holder})`,
-    );
-    t.comment(`the survivor held the parent's queue ${Date.now() - movedAt} ms after the move`);
-    t.comment(`the survivor held the parent's queue ${Date.now() - killedAt} ms after the kill`);
     const done = await mesh.waitForStatus(
       started.json.id,
       'succeeded',

@@ -49,8 +49,6 @@ export const FAST_STEPS: Record<string, string> = {
   'guarded-park': GUARDED_PARK.lua,
   'gone-runner-lease': runnerLua.text('gone-runner-lease'),
   'gone-runner-release': runnerLua.text('gone-runner-release'),
-  // Affinity's leases (queue/fast-path/affinity.ts): claimed when a worker first waits.
-  'taker-lease': runnerLua.text('taker-lease'),
   'reclaim-gone': runnerLua.text('reclaim-gone', {
     STALLED_CHECK: bullmqScript('moveStalledJobsToWait', 9).content,
   }),

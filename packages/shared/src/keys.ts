@@ -56,17 +56,6 @@ export interface KeyLayout {
   agentRunners(agent: string): string;
   /** Sorted set: every live runner of the mesh, score = heartbeat expiry (ms); the gone-runner watch reads it. */
   runners(): string;
-  /**
-   * String per agent with TTL: the runner that takes the agent's jobs first, the one blocked on its
-   * queue (the queue fast path's affinity); renewed while it holds, given up when it runs short of
-   * slots or leaves.
-   */
-  agentTaker(agent: string): string;
-  /**
-   * Sorted set per agent, one member at most: a wake-up for the runners standing by for its queue
-   * when its taker gives it up (the queue fast path's affinity); popped by the runner it wakes.
-   */
-  agentStandby(agent: string): string;
   /** Hash with TTL: the runner that watches for runners whose connections closed (`holder`), and when it renewed. */
   goneRunnerLease(): string;
   /** Channel: a root invocation reached a terminal state (message = invocation id). */
@@ -124,8 +113,6 @@ export function keyLayout(prefix = 'mesh'): KeyLayout {
     catalogueChannel: () => `${prefix}:catalogue-changed`,
     agentRunners: (agent) => `${prefix}:{runners:${agent}}`,
     runners: () => `${prefix}:{runners}`,
-    agentTaker: (agent) => `${prefix}:{taker:${agent}}`,
-    agentStandby: (agent) => `${prefix}:{standby:${agent}}`,
     goneRunnerLease: () => `${prefix}:{gone-runner-lease}`,
     approvalIndex: (owner) => `${prefix}:{approvals:${owner ?? 'anyone'}}:pending`,
     doneChannel: () => `${prefix}:done`,

@@ -46,34 +46,6 @@ t.test('Slots', async (t) => {
     t.equal(slots.free, 1);
     t.equal(slots.inUse, 1);
   });
-
-  t.test(
-    'they are short from their last one taken until an eighth (one at least) is free again',
-    async (t) => {
-      const heard: boolean[] = [];
-      const slots = new Slots(16, (short) => heard.push(short));
-      for (let i = 0; i < 15; i++) await slots.acquire();
-      t.strictSame(heard, [], 'one slot free: not short');
-      await slots.acquire();
-      t.strictSame(heard, [true], 'the last one taken');
-      const waiting = slots.acquire();
-      slots.release();
-      await waiting;
-      t.strictSame(heard, [true], 'a slot handed to a waiter: still short');
-      slots.release();
-      t.strictSame(heard, [true], 'one free of 16: still short');
-      slots.release();
-      t.strictSame(heard, [true, false], 'two free of 16: room again');
-      await slots.acquire();
-      await slots.acquire();
-      t.strictSame(heard, [true, false, true], 'and short again when the last is taken');
-      const one = new Slots(1, (short) => heard.push(short));
-      heard.length = 0;
-      await one.acquire();
-      one.release();
-      t.strictSame(heard, [true, false], 'one slot: short while it is taken');
-    },
-  );
 });
 
 // The guard of the queue fast path (docs/architecture/queue-fast-path.md, "Upgrading BullMQ"): each
@@ -218,10 +190,6 @@ t.test("the queue fast path's guard", async (t) => {
       ['worker.js', 'mainLoopQueue'],
       ['worker.js', 'drained'],
       ['job.js', 'backend'],
-      // affinity.ts: a worker standing by blocks on its own blocking connection, until it closes.
-      ['worker.js', 'backend'],
-      ['worker.js', 'closing'],
-      ['worker.js', 'paused'],
     ];
     for (const [file, field] of fields)
       t.match(text(file), new RegExp(`this\\.${field}\\b`), `${file} keeps ${field}`);
@@ -239,15 +207,6 @@ t.test("the queue fast path's guard", async (t) => {
     );
     t.ok(Backend, 'the backend builds moveToWaitingChildren arguments (moveToWaitingChildrenArgs)');
     t.type(Backend?.prototype.finishedErrors, 'function', 'and reads its errors (finishedErrors)');
-    // affinity.ts: the backend's blocking connection, which its own waitForJob blocks on.
-    t.ok(
-      Object.getOwnPropertyDescriptor(Backend?.prototype ?? {}, 'blockingClient')?.get,
-      "the backend's blocking client (blockingClient)",
-    );
-    t.ok(
-      text('worker.js').includes("this.emit('closing'"),
-      'a worker says it is closing before it waits for its jobs',
-    );
     // guarded-add.ts: a job adds itself through a client that stands in for the pipeline.
     t.type((Job.prototype as unknown as Record<string, unknown>).addJob, 'function', 'Job#addJob');
   });

@@ -169,7 +169,7 @@ t.test(
     t.same(await redis.zrange(m.keys.runners(), '0', '-1'), ['alive'], 'the dead runner leaves the mesh set');
     t.same(await redis.zrange(m.keys.agentRunners('work'), '0', '-1'), ['alive'], '... and the agent set');
     t.same(m.reclaimed, [1]);
-    t.same(m.gone, ['dead'], 'naming the runner gone (its queues are handed on: affinity.ts)');
+    t.same(m.gone, ['dead'], 'naming the runner gone');
     t.match(m.logged, [{ level: 'warn', obj: { runner: 'dead', jobs: 1 } }]);
     const next = await m.take('next', { add: false });
     t.equal(next.job?.id, dead.job.id, 'the next runner to take a job takes it');

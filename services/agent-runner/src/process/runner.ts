@@ -148,11 +148,7 @@ export async function buildRunner(opts: RunnerOptions): Promise<Runner> {
   // Loaded only when on, and on one server: a cluster's queues live apart from the trees.
   const fastPath: RunnerFastPath | undefined =
     (opts.queueFastPath ?? true) && !isRedisCluster(redis)
-      ? (await import('../queue/fast-path/index.js')).runnerFastPath(redis, {
-          keys,
-          runnerId: id,
-          log: opts.log,
-        })
+      ? (await import('../queue/fast-path/index.js')).runnerFastPath(redis)
       : undefined;
   const tools = new Map<string, ToolInfo>(catalogue.tools.map((t) => [t.name, t]));
   const ctx: RunnerContext = {
@@ -187,9 +183,6 @@ export async function buildRunner(opts: RunnerOptions): Promise<Runner> {
     ctx.submitWithJobs = (sub) => fastPath.submitWithJobs(deps, sub);
   }
 
-  // One runner per agent blocks on its queue while it keeps up (queue/fast-path/affinity.ts).
-  const affinity = fastPath?.affinity;
-
   const cancels = new CancelListener(target, opts.log);
   await cancels.start(keys);
   await ctx.remote?.startWatching(target, keys, opts.log);
@@ -199,7 +192,7 @@ export async function buildRunner(opts: RunnerOptions): Promise<Runner> {
     concurrency: opts.concurrency,
     lockDurationMs: opts.lockDurationMs,
     maxRecoveries: opts.limits.maxRecoveries,
-    slots: new Slots(opts.concurrency, affinity && ((short) => affinity.setShort(short))),
+    slots: new Slots(opts.concurrency),
     inFlight: cancels.inFlight,
     fastPath: fastPath?.worker,
     connectionName,
@@ -217,14 +210,9 @@ export async function buildRunner(opts: RunnerOptions): Promise<Runner> {
     stalled: stalledCheckSettings(settings),
     settleMs: 3000,
     log: opts.log,
-    onReclaimed: (jobs, gone) => {
-      metrics.reclaimedJobs.inc(jobs);
-      // The queues it held go to a runner standing by now, not when its leases lapse.
-      affinity?.handOnFrom(gone, [...queues.keys()]).catch(() => undefined);
-    },
+    onReclaimed: (jobs) => metrics.reclaimedJobs.inc(jobs),
   });
   goneRunners?.start();
-  affinity?.start();
   const stopWatchdog = startWatchdog(
     redis,
     hosted.map((name) => queues.get(name)!),
@@ -262,8 +250,6 @@ export async function buildRunner(opts: RunnerOptions): Promise<Runner> {
   };
 
   async function closeOnce(): Promise<void> {
-    // First, so that a runner standing by takes the queues this one held while it drains.
-    await affinity?.leave();
     heartbeat.stop();
     stopWatchdog();
     await goneRunners?.stop();

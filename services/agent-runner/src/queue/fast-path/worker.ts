@@ -5,7 +5,6 @@ import type { TakenActivation } from '../../loop/fast-path-ports.js';
 import { reactStart } from '../../loop/steps/run-activation.js';
 import type { RunnerContext } from '../../loop/steps/runner-context.js';
 import type { Slots } from '../slots.js';
-import type { RunnerAffinity } from './affinity.js';
 import { EarlyStarts } from './early-start.js';
 import { defineFetchScripts, FETCH_COMMANDS, takeFetchHints } from './fetch-scripts.js';
 import { TakenActivations } from './take-activation.js';
@@ -30,14 +29,9 @@ export interface FastWorker {
 /**
  * The worker of one hosted agent's queue with every part of the fast path: the changed fetch
  * steps and their hint (fetch-scripts.ts), activation in the take (take-activation.ts), early
- * starts (early-start.ts) and blocking on the queue only while the runner holds it (affinity.ts).
+ * starts (early-start.ts).
  */
-export function fastWorker(
-  name: string,
-  ctx: RunnerContext,
-  s: FastWorkerSettings,
-  affinity: RunnerAffinity,
-): FastWorker {
+export function fastWorker(name: string, ctx: RunnerContext, s: FastWorkerSettings): FastWorker {
   const { connection, slots } = s;
   const ready = () => slots.free > 0;
   defineFetchScripts(connection);
@@ -51,7 +45,6 @@ export function fastWorker(
   });
   // It runs once its fetches are changed (below).
   const worker = new Worker(queueName(name), s.processor, { ...s.options, autorun: false });
-  affinity.attach(worker, name); // inside the hints' wait: standing by is a block too
   takeFetchHints(worker);
   new EarlyStarts().attach(worker, (jobId) => takes.has(jobId));
   worker.run().catch((e: Error) => worker.emit('error', e));
