@@ -10,7 +10,7 @@
 // BENCH_HOP_AGENTS (comma list, default single,parent; `bare`, `bare-parent` and `bare-fan` are the same
 // hops with none of the mesh's work, bench/support/bare-pipeline.ts), BENCH_RUNS sequential runs per agent (2000),
 // BENCH_WARMUP runs first (3000, 10 at a time, the agents mixed as `npm run bench` warms up),
-// BENCH_HOP_RUNNERS (2), BENCH_HOP_CLIENT (undici or fetch), BENCH_HOP_LATENCY (the model's ms, 0 by
+// BENCH_HOP_RUNNERS (2), BENCH_HOP_BARE_RUNNERS (the bare pipeline's, 1), BENCH_HOP_CLIENT (undici or fetch), BENCH_HOP_LATENCY (the model's ms, 0 by
 // default; the warm-up runs at 0). Prints per agent its wall time untraced and
 // traced, the CPU per run of each process (untraced), and the median timeline of the traced runs.
 import fs from 'node:fs';
@@ -57,7 +57,9 @@ try {
       continue;
     }
     // The same hops with none of the mesh's work (bare-pipeline.ts), on the same Redis and model.
-    const bare = await startBarePipeline(mesh.redisUrl, model.url);
+    const bare = await startBarePipeline(mesh.redisUrl, model.url, {
+      runners: Number(env.BENCH_HOP_BARE_RUNNERS || 1),
+    });
     const run = () => bare.invoke(bareAgents[agent]);
     await model.setLatency(0); // its warm-up at latency 0 too, as the mesh's
     for (let i = 0; i < warmup; i++) await run();

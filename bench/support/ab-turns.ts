@@ -62,6 +62,17 @@ const BLOCK = 20;
 /** A pause before each block: the other side's tail (its job's completion after the answer) is done. */
 const SETTLE_MS = 20;
 
+/**
+ * The sides' turns in one round: each side's index once, the order reversed on odd rounds (so
+ * neither side always follows the other's tail), each after the settle pause.
+ */
+async function* turnOrder(sides: number, round: number): AsyncGenerator<number> {
+  for (let k = 0; k < sides; k++) {
+    await new Promise((r) => setTimeout(r, SETTLE_MS));
+    yield round % 2 === 1 ? sides - 1 - k : k;
+  }
+}
+
 /** `K=V,K=V` as an environment (BENCH_AB_ENV_A / _B). */
 export function parseSideEnv(text: string | undefined): Record<string, string> {
   const out: Record<string, string> = {};
@@ -93,11 +104,8 @@ export async function abTurns(
   const blockMs = sides.map(() => 0);
   for (let done = 0, block = 0; done < runs; done += BLOCK * clients, block++) {
     const n = Math.min(BLOCK * clients, runs - done);
-    const order = sides.map((_, i) => i);
-    if (block % 2 === 1) order.reverse();
-    for (const i of order) {
+    for await (const i of turnOrder(sides.length, block)) {
       const side = sides[i]!;
-      await new Promise((r) => setTimeout(r, SETTLE_MS));
       const processes = side.processes();
       const before = processes.map(([, pid]) => cpuTimeMs(pid));
       const start = performance.now();
@@ -170,11 +178,8 @@ export async function abWindows(
   const runs = sides.map(() => 0);
   const spent = sides.map(() => 0);
   for (let round = 0; round < turns; round++) {
-    const order = sides.map((_, i) => i);
-    if (round % 2 === 1) order.reverse();
-    for (const i of order) {
+    for await (const i of turnOrder(sides.length, round)) {
       const side = sides[i]!;
-      await new Promise((r) => setTimeout(r, SETTLE_MS));
       const processes = side.processes();
       // The window, once it opens: a run counts when it ends between the two CPU readings.
       let from = Number.POSITIVE_INFINITY;
