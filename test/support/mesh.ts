@@ -96,6 +96,8 @@ export interface MeshOptions {
    */
   toolsModule?: string;
   toolHostEnv?: Record<string, string>;
+  /** Picks the tool-host process's port (a free one unless told: `freePort`). */
+  toolHostPort?: () => Promise<number>;
   /** More `tools:` entries as YAML flow text (`{mcp: {url: …}}`); like `toolsModule`, served by a tool-host process. */
   toolsYaml?: string[];
   /** The gateway's MESH_API_KEYS (auth off when absent). */
@@ -163,21 +165,17 @@ export async function startMesh(t: Test, opts: MeshOptions): Promise<TestMesh> {
   let toolHostProcess: ReturnType<typeof startService> | undefined;
   let toolHostProcessEnv: Record<string, string> | undefined;
   if (toolEntries.length > 0) {
-    const port = await freePort();
-    toolHostUrl = `http://127.0.0.1:${port}`;
-    toolHostProcessEnv = {
-      MESH_CONFIG: configFile,
-      ...redisEnv,
-      TOOL_HOST_PORT: String(port),
-      ...opts.toolHostEnv,
-    };
-    const started = startService(t, 'tool-host', toolHostProcessEnv);
-    toolHostProcess = started;
-    await waitUntil(
-      async () => (await client.exists(keyLayout(prefix).catalogue())) === 1,
-      60_000,
-      () => `the tool-host to publish its catalogue; its output:\n${started.output()}`,
-    );
+    ({
+      url: toolHostUrl,
+      started: toolHostProcess,
+      env: toolHostProcessEnv,
+    } = await startToolHostProcess(
+      t,
+      client,
+      keyLayout(prefix).catalogue(),
+      (port) => ({ MESH_CONFIG: configFile, ...redisEnv, TOOL_HOST_PORT: String(port), ...opts.toolHostEnv }),
+      opts.toolHostPort,
+    ));
   } else {
     await toolHost.listen({ port: 0, host: '127.0.0.1' });
     t.teardown(() => toolHost.close());
@@ -345,6 +343,40 @@ export function startService(
     await exited;
   });
   return { proc, output: () => fs.readFileSync(logFile, 'utf8'), exited };
+}
+
+/**
+ * The tool-host as a process of its own on a free port, once it has published its catalogue
+ * (`catalogueKey`). A port free when picked can be taken before the process listens on it (another
+ * test file picked it too): a tool-host that exits with EADDRINUSE is started again on another
+ * port, up to five times; one that exits for any other reason fails the test at once, with its
+ * output, instead of after the wait.
+ */
+async function startToolHostProcess(
+  t: Test,
+  client: Redis,
+  catalogueKey: string,
+  envFor: (port: number) => Record<string, string>,
+  pickPort: () => Promise<number> = freePort,
+): Promise<{ url: string; started: ReturnType<typeof startService>; env: Record<string, string> }> {
+  for (let attempt = 1; ; attempt++) {
+    const port = await pickPort();
+    const env = envFor(port);
+    const started = startService(t, 'tool-host', env);
+    let exited = false;
+    void started.exited.then(() => {
+      exited = true;
+    });
+    const outcome = await waitUntil(
+      async () => (exited ? 'exited' : (await client.exists(catalogueKey)) === 1 ? 'published' : undefined),
+      60_000,
+      () => `the tool-host to publish its catalogue; its output:\n${started.output()}`,
+    );
+    if (outcome === 'published') return { url: `http://127.0.0.1:${port}`, started, env };
+    const output = started.output();
+    if (!output.includes('EADDRINUSE') || attempt >= 5)
+      throw new Error(`the tool-host exited before it published its catalogue; its output:\n${output}`);
+  }
 }
 
 /** A cluster seen as a TestRedis: its first node's URL; stopping it stops the whole cluster. */
