@@ -10,9 +10,10 @@
 // BENCH_HOP_AGENTS (comma list, default single,parent; `bare`, `bare-parent` and `bare-fan` are the same
 // hops with none of the mesh's work, bench/support/bare-pipeline.ts), BENCH_RUNS sequential runs per agent (2000),
 // BENCH_WARMUP runs first (3000, 10 at a time, the agents mixed as `npm run bench` warms up),
-// BENCH_HOP_RUNNERS (2), BENCH_HOP_BARE_RUNNERS (the bare pipeline's, 1), BENCH_HOP_CLIENT (undici or fetch), BENCH_HOP_LATENCY (the model's ms, 0 by
-// default; the warm-up runs at 0). Prints per agent its wall time untraced and
-// traced, the CPU per run of each process (untraced), and the median timeline of the traced runs.
+// BENCH_HOP_RUNNERS (2), BENCH_HOP_BARE_RUNNERS (the bare pipeline's, 1), BENCH_HOP_CLIENT (undici
+// or fetch), BENCH_HOP_LATENCY (the model's ms, 0 by default; the warm-up runs at 0). Prints per
+// agent its wall time untraced and traced, the CPU per run of each process (untraced), and the
+// median timeline of the traced runs.
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';

@@ -363,12 +363,9 @@ async function startToolHostProcess(
     const port = await pickPort();
     const env = envFor(port);
     const started = startService(t, 'tool-host', env);
-    let exited = false;
-    void started.exited.then(() => {
-      exited = true;
-    });
+    const exited = () => started.proc.exitCode !== null || started.proc.signalCode !== null;
     const outcome = await waitUntil(
-      async () => (exited ? 'exited' : (await client.exists(catalogueKey)) === 1 ? 'published' : undefined),
+      async () => (exited() ? 'exited' : (await client.exists(catalogueKey)) === 1 ? 'published' : undefined),
       60_000,
       () => `the tool-host to publish its catalogue; its output:\n${started.output()}`,
     );
