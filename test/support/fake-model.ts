@@ -26,6 +26,8 @@ export interface SeenRequest {
   stream: boolean;
   /** The request's body as sent, for keys the fields above do not show (`stream_options`). */
   body: Record<string, unknown>;
+  /** The client's port: which connection it came on. */
+  remotePort: number | undefined;
 }
 
 /** What a script answers: tool calls, a final text, or an HTTP error. */
@@ -109,6 +111,7 @@ export async function startFakeModel(script: FakeScript = () => ({ final: 'ok' }
         traceparent: req.headers.traceparent as string | undefined,
         stream: payload.stream === true,
         body: payload as unknown as Record<string, unknown>,
+        remotePort: req.socket.remotePort,
       };
       requests.push(seen);
       res.on('close', () => {

@@ -3,12 +3,15 @@
 // to it, and each hostile stream ends in its code (model_timeout, invalid_model_reply) at once.
 import { type ChatMessage, keyLayout, MeshError, type ModelConfig, type ModelReply } from '@agentmesh/shared';
 import { type FakeScript, sseEvent, startFakeModel } from '@agentmesh/test-support/fake-model';
+import { waitUntil } from '@agentmesh/test-support/wait-until';
 import t from 'tap';
+import { Agent } from 'undici';
 import { CallDeltas } from '../src/loop/deltas/call-deltas.js';
 import { WatchCheck } from '../src/loop/deltas/watch-check.js';
 import { idleSignal } from '../src/loop/idle-signal.js';
 import type { ReplyDelta, ReplyListener } from '../src/loop/model/chat-model.js';
 import { OpenAIChatModel, type RetryPolicy } from '../src/loop/model/openai-chat-model.js';
+import { TAIL_LIMITS } from '../src/loop/model/read-streamed-reply.js';
 
 const fast: RetryPolicy = { maxAttempts: 2, baseDelayMs: 1, maxDelayMs: 2 };
 const messages: ChatMessage[] = [
@@ -131,6 +134,49 @@ t.test('[DONE] is not required: a stream ending after its finish_reason is a rep
   script(() => ({ sse: [chunk({ content: 'hi' }), chunk({}, 'stop')] }));
   const reply = await ask(new OpenAIChatModel(config(), undefined, fast));
   t.strictSame(reply, { content: 'hi', toolCalls: [], usage: { promptTokens: 0, completionTokens: 0 } });
+});
+
+const untilCut = (what: string) =>
+  waitUntil(
+    async () => fake.requests[0]?.aborted,
+    10_000,
+    () => `${what}: the connection cut`,
+  );
+
+t.test(
+  '[DONE] answers the call: the body’s end is not waited for, and a rest that never ends is cut',
+  async (t) => {
+    script(() => ({ sse: [chunk({ content: 'hi' }), chunk({}, 'stop'), 'data: [DONE]\n\n'], stall: true }));
+    // An idle bound far past the test's own time: nothing but [DONE] can answer the call.
+    const model = new OpenAIChatModel(config(), undefined, fast, undefined, 600_000);
+    const reply = await ask(model);
+    t.equal(reply.content, 'hi');
+    t.notOk(fake.requests[0]!.aborted, 'answered while its body is still open');
+    await untilCut('after TAIL_LIMITS.ms');
+    t.equal(fake.requests.length, 1, 'the reply was whole: nothing retried');
+  },
+);
+
+t.test('what follows [DONE] is drained: the next call takes the same connection', async (t) => {
+  // The body's end comes 20 ms after its [DONE], in a write of its own, as providers may send it:
+  // read, not cut.
+  script(() => ({ sse: [chunk({ content: 'again' }, 'stop'), 'data: [DONE]\n\n'], chunkDelayMs: 20 }));
+  const model = new OpenAIChatModel(config(), new Agent({ connections: 1 }), fast);
+  t.equal((await ask(model)).content, 'again');
+  t.equal((await ask(model)).content, 'again');
+  t.equal(fake.requests.length, 2);
+  t.equal(fake.requests[1]!.remotePort, fake.requests[0]!.remotePort, 'one connection for both');
+});
+
+t.test('a rest after [DONE] past its byte bound is cut', async (t) => {
+  const limits = { ...TAIL_LIMITS };
+  t.teardown(() => Object.assign(TAIL_LIMITS, limits));
+  TAIL_LIMITS.ms = 600_000; // only the bytes can cut it
+  const tail = Array.from({ length: 8 }, () => `: ${'x'.repeat(TAIL_LIMITS.bytes / 4)}\n\n`);
+  script(() => ({ sse: [chunk({}, 'stop'), 'data: [DONE]\n\n', ...tail], chunkDelayMs: 5, stall: true }));
+  const reply = await ask(new OpenAIChatModel(config(), undefined, fast, undefined, 600_000));
+  t.equal(reply.content, null);
+  await untilCut('past TAIL_LIMITS.bytes');
 });
 
 t.test('odd framing: CRLF and CR line ends, comments, multi-line data, pieces cut mid-line', async (t) => {

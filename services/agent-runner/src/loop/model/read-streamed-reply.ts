@@ -7,13 +7,19 @@ import { StreamedReply } from './streamed-reply.js';
 /** Room for one stream event's JSON framing beyond the reply bound itself. */
 const EVENT_FRAMING_CHARS = 64 * 1024;
 
+/** What the rest of a body may take after its `[DONE]` (bytes, ms) before its connection is cut. */
+export const TAIL_LIMITS = { bytes: 64 * 1024, ms: 1000 };
+
 /**
- * Reads a streamed Chat Completions body to its end: each event's chunk is assembled as it comes
- * (and heard by the listener), `onBytes` is told of every byte. Throwing out of the loop (malformed,
- * too large) destroys the body: the connection is cut and the rest never received. After `[DONE]`
- * the body is drained unread, so the connection can serve the next call.
+ * Reads a streamed Chat Completions body: each event's chunk is assembled as it comes (and heard
+ * by the listener), `onBytes` is told of every byte. The reply is whole at `[DONE]` and answered
+ * then, without waiting for the body's end (a provider may send that in a later write: one wake of
+ * the runner fewer on every model call); the rest is read and dropped so that the connection can
+ * serve the next call (drainTail). A body without `[DONE]` is read to its end. Failing (malformed,
+ * too large, the body broken before `[DONE]`) destroys the body: the connection is cut and the rest
+ * never received.
  */
-export async function readStreamedReply(
+export function readStreamedReply(
   body: Readable,
   maxReplyBytes: number,
   listener: ReplyListener | undefined,
@@ -21,17 +27,70 @@ export async function readStreamedReply(
 ): Promise<ModelReply> {
   const reader = new SseDataReader(maxReplyBytes + EVENT_FRAMING_CHARS);
   const reply = new StreamedReply(maxReplyBytes, listener);
-  let open = true;
-  for await (const chunk of body) {
-    onBytes();
-    if (open) open = takeAll(reply, reader.push(chunk as Buffer));
-  }
-  if (open) takeAll(reply, reader.end());
-  return reply.reply();
+  return new Promise<ModelReply>((resolve, reject) => {
+    const detach = () => {
+      body.off('data', onData);
+      body.off('end', onEnd);
+      body.off('error', fail);
+    };
+    function fail(e: unknown) {
+      detach();
+      body.on('error', () => undefined); // what it says once destroyed changes nothing
+      body.destroy();
+      reject(e);
+    }
+    const answer = () => {
+      try {
+        resolve(reply.reply());
+      } catch (e) {
+        reject(e);
+      }
+    };
+    function onData(chunk: Buffer) {
+      onBytes();
+      try {
+        if (takeAll(reply, reader.push(chunk))) return;
+      } catch (e) {
+        return fail(e);
+      }
+      detach();
+      drainTail(body);
+      answer();
+    }
+    function onEnd() {
+      detach();
+      try {
+        takeAll(reply, reader.end());
+      } catch (e) {
+        return reject(e);
+      }
+      answer();
+    }
+    body.on('data', onData);
+    body.once('end', onEnd);
+    body.once('error', fail);
+  });
 }
 
 /** Takes each event's data until `[DONE]`; false once it came. */
 function takeAll(reply: StreamedReply, events: string[]): boolean {
   for (const data of events) if (!reply.take(data)) return false;
   return true;
+}
+
+/**
+ * Reads what follows `[DONE]` and drops it, so that the body ends and its connection serves the
+ * next call; a rest longer or slower than TAIL_LIMITS is cut (the body destroyed, its connection
+ * closed). The reply is whole already: nothing of it can fail the call.
+ */
+function drainTail(body: Readable): void {
+  let bytes = 0;
+  const cut = () => body.destroy();
+  const timer = setTimeout(cut, TAIL_LIMITS.ms);
+  body.on('data', (chunk: Buffer) => {
+    bytes += chunk.length;
+    if (bytes > TAIL_LIMITS.bytes) cut();
+  });
+  body.on('error', () => undefined);
+  body.once('close', () => clearTimeout(timer));
 }
