@@ -28,14 +28,15 @@ export function readStreamedReply(
   const reader = new SseDataReader(maxReplyBytes + EVENT_FRAMING_CHARS);
   const reply = new StreamedReply(maxReplyBytes, listener);
   return new Promise<ModelReply>((resolve, reject) => {
+    // Once settled, what the body says changes nothing (an error then must not go unheard).
     const detach = () => {
       body.off('data', onData);
       body.off('end', onEnd);
       body.off('error', fail);
+      body.on('error', () => undefined);
     };
     function fail(e: unknown) {
       detach();
-      body.on('error', () => undefined); // what it says once destroyed changes nothing
       body.destroy();
       reject(e);
     }
@@ -91,6 +92,5 @@ function drainTail(body: Readable): void {
     bytes += chunk.length;
     if (bytes > TAIL_LIMITS.bytes) cut();
   });
-  body.on('error', () => undefined);
   body.once('close', () => clearTimeout(timer));
 }
