@@ -161,7 +161,9 @@ t.test('what follows [DONE] is drained: the next call takes the same connection'
   // The body's end comes 20 ms after its [DONE], in a write of its own, as providers may send it:
   // read, not cut.
   script(() => ({ sse: [chunk({ content: 'again' }, 'stop'), 'data: [DONE]\n\n'], chunkDelayMs: 20 }));
-  const model = new OpenAIChatModel(config(), new Agent({ connections: 1 }), fast);
+  const agent = new Agent({ connections: 1 });
+  t.teardown(() => agent.close());
+  const model = new OpenAIChatModel(config(), agent, fast);
   t.equal((await ask(model)).content, 'again');
   t.equal((await ask(model)).content, 'again');
   t.equal(fake.requests.length, 2);
